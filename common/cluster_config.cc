@@ -1,0 +1,425 @@
+#include "common/cluster_config.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <set>
+
+#include "common/duration.h"
+#include "common/hostlist.h"
+
+namespace tessera {
+namespace {
+
+// Slurm keys Tessera accepts without acting on them: each use warns with file:line.
+const std::set<std::string> kIgnoredSlurmKeys = {
+    "authtype", "authalttypes", "cryptotype", "credtype", "mpidefault", "proctracktype",
+    "returntoservice", "slurmctldpidfile", "slurmdpidfile", "switchtype", "taskplugin",
+    "schedulertype", "selecttype", "selecttypeparameters", "accountingstoragetype",
+    "jobacctgathertype", "jobacctgatherfrequency", "jobcomptype", "slurmctlddebug",
+    "slurmddebug", "slurmctldlogfile", "slurmdlogfile", "inactivelimit", "waittime",
+    "gresTypes", "grestypes", "launchtype", "mailprog", "maxjobcount", "firstjobid",
+    "prioritytype", "priorityweightage", "priorityweightfairshare", "priorityweightjobsize",
+    "priorityweightpartition", "priorityweightqos", "prioritydecayhalflife", "prioritymaxage",
+    "schedulerparameters", "slurmctldtimeout", "messagetimeout", "tmpfs", "epilog", "prolog",
+    "taskprolog", "taskepilog", "cgroupplugin", "controlmachine_backup", "backupcontroller",
+    "healthcheckprogram", "healthcheckinterval", "topologyplugin", "preempttype",
+    "preemptmode", "clustername_unused", "accountingstoragehost", "accountingstorageport",
+    "accountingstorageenforce", "jobcomploc", "slurmdusers", "statesavelocation_unused",
+    "maxarraysize", "defmempercpu", "maxmempercpu", "slurmschedlogfile", "enforcepartlimits",
+    "slurmduser", "srunportrange", "propagateresourcelimitsexcept", "usepam", "killonbadexit",
+    "treewidth", "rebootprogram", "resumeprogram", "suspendprogram", "plugindir",
+};
+
+using Setter = std::function<Status(const ConfigPair&, const std::string& where)>;
+
+std::string ToUpper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Status BadValue(const std::string& where, const ConfigPair& p, const std::string& why) {
+  return InvalidArgument(where + ": invalid value \"" + p.value + "\" for " + p.raw_key +
+                         (why.empty() ? "" : ": " + why));
+}
+
+Result<int64_t> Seconds(const std::string& where, const ConfigPair& p) {
+  auto n = ParseUint(p.value, p.raw_key);
+  if (!n.ok()) return BadValue(where, p, "expected seconds");
+  return static_cast<int64_t>(*n);
+}
+
+Result<bool> YesNo(const std::string& where, const ConfigPair& p) {
+  std::string v = ToLower(p.value);
+  if (v == "yes" || v == "true" || v == "1") return true;
+  if (v == "no" || v == "false" || v == "0") return false;
+  return BadValue(where, p, "expected YES or NO");
+}
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t c = s.find(',', pos);
+    if (c == std::string::npos) c = s.size();
+    if (c > pos) out.push_back(s.substr(pos, c - pos));
+    pos = c + 1;
+  }
+  return out;
+}
+
+// Gres=gpu:a100:2,gpu:2 -> model->count.
+Status ParseGres(const std::string& where, const ConfigPair& p, std::map<std::string, uint32_t>* out) {
+  for (const auto& item : SplitComma(p.value)) {
+    std::vector<std::string> f;
+    size_t pos = 0;
+    while (pos <= item.size()) {
+      size_t c = item.find(':', pos);
+      if (c == std::string::npos) c = item.size();
+      f.push_back(item.substr(pos, c - pos));
+      pos = c + 1;
+    }
+    if (f[0] != "gpu") return BadValue(where, p, "only gpu GRES are supported");
+    std::string model = f.size() == 3 ? f[1] : "";
+    auto n = ParseUint(f.size() >= 2 ? f.back() : "1", "count");
+    if (!n.ok() || f.size() > 3) return BadValue(where, p, "expected gpu[:type]:count");
+    (*out)[model] += static_cast<uint32_t>(*n);
+  }
+  return Status::Ok();
+}
+
+class Builder {
+ public:
+  explicit Builder(ClusterConfig* c) : c_(c) {}
+
+  Status Line(const ConfigLine& l) {
+    const std::string& head = l.Head();
+    if (head == "nodename") return NodeLine(l);
+    if (head == "partitionname") return PartitionLine(l);
+    for (const auto& p : l.pairs) TESSERA_RETURN_IF_ERROR(Scalar(p, l.Where()));
+    return Status::Ok();
+  }
+
+  Status Finish() {
+    if (c_->nodes.empty()) return InvalidArgument(c_->path + ": no NodeName lines: the cluster has no nodes");
+    std::set<std::string> names;
+    for (const auto& n : c_->nodes)
+      if (!names.insert(n.name).second) return InvalidArgument(n.where + ": node " + n.name + " defined twice");
+    int defaults = 0;
+    for (auto& part : c_->partitions) {
+      defaults += part.is_default;
+      for (const auto& n : part.nodes) {
+        auto* node = const_cast<NodeConfig*>(c_->FindNode(n));
+        if (!node) return InvalidArgument(part.where + ": partition " + part.name + " names unknown node " + n);
+        node->partitions.push_back(part.name);
+      }
+    }
+    if (defaults > 1) return InvalidArgument(c_->path + ": more than one partition has Default=YES");
+    if (!c_->tls_cert.empty() || !c_->tls_key.empty() || !c_->tls_ca.empty()) {
+      if (c_->tls_cert.empty() || c_->tls_key.empty() || c_->tls_ca.empty())
+        return InvalidArgument(c_->path + ": TlsCertFile, TlsKeyFile and TlsCaFile must be set together");
+    }
+    if (c_->ctld_addr.empty()) c_->ctld_addr = c_->ctld_host;
+    return Status::Ok();
+  }
+
+ private:
+  Status Scalar(const ConfigPair& p, const std::string& where) {
+    const std::string& k = p.key;
+    if (k == "clustername") { c_->cluster_name = p.value; return Status::Ok(); }
+    if (k == "slurmctldhost" || k == "controlmachine") {
+      size_t open = p.value.find('(');
+      c_->ctld_host = p.value.substr(0, open);
+      if (open != std::string::npos) {
+        if (p.value.back() != ')') return BadValue(where, p, "expected host or host(addr)");
+        c_->ctld_addr = p.value.substr(open + 1, p.value.size() - open - 2);
+      }
+      return Status::Ok();
+    }
+    if (k == "controladdr") { c_->ctld_addr = p.value; return Status::Ok(); }
+    if (k == "slurmctldport") {
+      auto n = ParseUint(p.value, "port");
+      if (!n.ok() || *n == 0 || *n > 65535) return BadValue(where, p, "expected a port number");
+      c_->ctld_port = static_cast<uint16_t>(*n);
+      return Status::Ok();
+    }
+    if (k == "statesavelocation") { c_->state_dir = p.value; return Status::Ok(); }
+    if (k == "slurmdspooldir") { c_->spool_dir = p.value; return Status::Ok(); }
+    if (k == "tesseralogdir") { c_->log_dir = p.value; return Status::Ok(); }
+    if (k == "authinfo") {
+      for (const auto& opt : SplitComma(p.value)) {
+        if (opt.rfind("socket=", 0) == 0) c_->munge_socket = opt.substr(7);
+      }
+      return Status::Ok();
+    }
+    if (k == "tlscertfile") { c_->tls_cert = p.value; return Status::Ok(); }
+    if (k == "tlskeyfile") { c_->tls_key = p.value; return Status::Ok(); }
+    if (k == "tlscafile") { c_->tls_ca = p.value; return Status::Ok(); }
+    auto secs = [&](int64_t* dst) -> Status {
+      auto v = Seconds(where, p);
+      if (!v.ok()) return v.status();
+      *dst = *v;
+      return Status::Ok();
+    };
+    if (k == "slurmdtimeout") return secs(&c_->node_timeout_s);
+    if (k == "heartbeatinterval") return secs(&c_->heartbeat_interval_s);
+    if (k == "killwait") return secs(&c_->kill_wait_s);
+    if (k == "minjobage") return secs(&c_->min_job_age_s);
+    if (k == "schedulerinterval") return secs(&c_->sched_interval_s);
+    if (k == "slurmuser" || k == "tesserauser") { c_->cluster_user = p.value; return Status::Ok(); }
+    if (k == "tesseraadmins") { c_->admins = SplitComma(p.value); return Status::Ok(); }
+    if (k == "tesseraoperators") { c_->operators = SplitComma(p.value); return Status::Ok(); }
+    if (kIgnoredSlurmKeys.count(k)) {
+      c_->warnings.push_back(where + ": " + p.raw_key + " is a Slurm key Tessera does not implement; ignored");
+      return Status::Ok();
+    }
+    c_->warnings.push_back(where + ": unknown key " + p.raw_key + "; ignored");
+    return Status::Ok();
+  }
+
+  Status NodeLine(const ConfigLine& l) {
+    const std::string& expr = l.pairs[0].value;
+    bool is_default = ToLower(expr) == "default";
+    NodeConfig proto = node_default_;
+    proto.where = l.Where();
+    std::string port_spec;
+    for (size_t i = 1; i < l.pairs.size(); ++i) {
+      const auto& p = l.pairs[i];
+      const std::string& k = p.key;
+      if (k == "nodeaddr" || k == "nodehostname") {
+        if (k == "nodeaddr") proto.addr = p.value;
+      } else if (k == "port") {
+        port_spec = p.value;
+      } else if (k == "cpus" || k == "procs") {
+        auto n = ParseUint(p.value, "CPUs");
+        if (!n.ok() || *n == 0 || *n > 65536) return BadValue(l.Where(), p, "expected a CPU count");
+        proto.cpus = static_cast<uint32_t>(*n);
+      } else if (k == "realmemory") {
+        auto n = ParseUint(p.value, "RealMemory");
+        if (!n.ok()) return BadValue(l.Where(), p, "expected MiB");
+        proto.real_memory_mib = *n;
+      } else if (k == "feature" || k == "features") {
+        proto.features = SplitComma(p.value);
+      } else if (k == "gres") {
+        proto.gres_gpus.clear();
+        TESSERA_RETURN_IF_ERROR(ParseGres(l.Where(), p, &proto.gres_gpus));
+      } else if (k == "weight") {
+        auto n = ParseUint(p.value, "Weight");
+        if (!n.ok()) return BadValue(l.Where(), p, "expected a number");
+        proto.weight = static_cast<uint32_t>(*n);
+      } else if (k == "state") {
+        std::string v = ToLower(p.value);
+        if (v != "unknown" && v != "idle" && v != "drain" && v != "down" && v != "future" && v != "cloud")
+          return BadValue(l.Where(), p, "expected UNKNOWN, IDLE, DRAIN, DOWN or FUTURE");
+        proto.initial_state = (v == "unknown" || v == "idle") ? "" : ToUpper(v);
+      } else if (k == "reason") {
+        proto.reason = p.value;
+      } else if (k == "sockets" || k == "corespersocket" || k == "threadspercore" || k == "boards" ||
+                 k == "tmpdisk" || k == "socketsperboard" || k == "corespecCount" || k == "memspeclimit") {
+        c_->warnings.push_back(l.Where() + ": " + p.raw_key + " is not used by Tessera (CPUs= counts cores); ignored");
+      } else {
+        c_->warnings.push_back(l.Where() + ": unknown node key " + p.raw_key + "; ignored");
+      }
+    }
+    if (is_default) {
+      if (!port_spec.empty()) {
+        auto n = ParseUint(port_spec, "Port");
+        if (!n.ok() || *n == 0 || *n > 65535) return InvalidArgument(l.Where() + ": invalid Port \"" + port_spec + "\"");
+        proto.port = static_cast<uint16_t>(*n);
+      }
+      node_default_ = proto;
+      return Status::Ok();
+    }
+    auto names = ExpandHostlist(expr);
+    if (!names.ok()) return InvalidArgument(l.Where() + ": " + names.status().message());
+    if (names->empty()) return InvalidArgument(l.Where() + ": NodeName is empty");
+    std::vector<uint16_t> ports;
+    if (!port_spec.empty()) {
+      size_t dash = port_spec.find('-');
+      auto lo = ParseUint(port_spec.substr(0, dash), "Port");
+      auto hi = dash == std::string::npos ? lo : ParseUint(port_spec.substr(dash + 1), "Port");
+      if (!lo.ok() || !hi.ok() || *lo == 0 || *hi > 65535 || *hi < *lo)
+        return InvalidArgument(l.Where() + ": invalid Port \"" + port_spec + "\"");
+      if (dash != std::string::npos && *hi - *lo + 1 != names->size())
+        return InvalidArgument(l.Where() + ": Port range " + port_spec + " has " +
+                               std::to_string(*hi - *lo + 1) + " ports for " +
+                               std::to_string(names->size()) + " nodes");
+      for (size_t i = 0; i < names->size(); ++i)
+        ports.push_back(static_cast<uint16_t>(dash == std::string::npos ? *lo : *lo + i));
+    }
+    for (size_t i = 0; i < names->size(); ++i) {
+      NodeConfig n = proto;
+      n.name = (*names)[i];
+      n.addr = proto.addr.empty() ? n.name : proto.addr;
+      if (!ports.empty()) n.port = ports[i];
+      c_->nodes.push_back(std::move(n));
+    }
+    return Status::Ok();
+  }
+
+  Status PartitionLine(const ConfigLine& l) {
+    bool is_default = ToLower(l.pairs[0].value) == "default";
+    PartitionConfig p = part_default_;
+    p.name = l.pairs[0].value;
+    p.where = l.Where();
+    p.is_default = false;
+    for (size_t i = 1; i < l.pairs.size(); ++i) {
+      const auto& kv = l.pairs[i];
+      const std::string& k = kv.key;
+      if (k == "nodes") {
+        p.nodes_expr = kv.value;
+        if (ToLower(kv.value) == "all") {
+          p.nodes.clear();
+          for (const auto& n : c_->nodes) p.nodes.push_back(n.name);
+        } else {
+          auto names = ExpandHostlist(kv.value);
+          if (!names.ok()) return InvalidArgument(l.Where() + ": " + names.status().message());
+          p.nodes = *names;
+        }
+      } else if (k == "default") {
+        auto v = YesNo(l.Where(), kv);
+        if (!v.ok()) return v.status();
+        p.is_default = *v;
+      } else if (k == "maxtime" || k == "defaulttime") {
+        auto t = ParseTimeLimit(kv.value);
+        if (!t.ok()) return BadValue(l.Where(), kv, t.status().message());
+        (k == "maxtime" ? p.max_time_s : p.default_time_s) = *t;
+      } else if (k == "maxnodes") {
+        if (ToLower(kv.value) == "unlimited") { p.max_nodes = 0; continue; }
+        auto n = ParseUint(kv.value, "MaxNodes");
+        if (!n.ok()) return BadValue(l.Where(), kv, "expected a number or UNLIMITED");
+        p.max_nodes = static_cast<uint32_t>(*n);
+      } else if (k == "state") {
+        std::string v = ToLower(kv.value);
+        if (v != "up" && v != "down" && v != "drain" && v != "inactive")
+          return BadValue(l.Where(), kv, "expected UP, DOWN, DRAIN or INACTIVE");
+        p.up = v == "up";
+      } else if (k == "prioritytier") {
+        auto n = ParseUint(kv.value, "PriorityTier");
+        if (!n.ok()) return BadValue(l.Where(), kv, "expected a number");
+        p.priority_tier = static_cast<uint32_t>(*n);
+      } else {
+        c_->warnings.push_back(l.Where() + ": partition key " + kv.raw_key + " is not implemented by Tessera; ignored");
+      }
+    }
+    if (is_default) {
+      part_default_ = p;
+      return Status::Ok();
+    }
+    if (c_->FindPartition(p.name)) return InvalidArgument(l.Where() + ": partition " + p.name + " defined twice");
+    if (p.nodes.empty()) return InvalidArgument(l.Where() + ": partition " + p.name + " has no Nodes=");
+    c_->partitions.push_back(std::move(p));
+    return Status::Ok();
+  }
+
+  ClusterConfig* c_;
+  NodeConfig node_default_;
+  PartitionConfig part_default_;
+};
+
+Status GresLine(const ConfigLine& l, ClusterConfig* c) {
+  std::vector<std::string> nodes;
+  GpuDecl d;
+  d.where = l.Where();
+  std::string name;
+  for (const auto& p : l.pairs) {
+    if (p.key == "nodename") {
+      auto n = ExpandHostlist(p.value);
+      if (!n.ok()) return InvalidArgument(l.Where() + ": " + n.status().message());
+      nodes = *n;
+    } else if (p.key == "name") {
+      name = p.value;
+    } else if (p.key == "type") {
+      d.model = p.value;
+    } else if (p.key == "count") {
+      auto n = ParseUint(p.value, "Count");
+      if (!n.ok() || *n > 64) return BadValue(l.Where(), p, "expected 1..64");
+      d.count = static_cast<uint32_t>(*n);
+    } else if (p.key == "memorymib") {
+      auto n = ParseUint(p.value, "MemoryMiB");
+      if (!n.ok()) return BadValue(l.Where(), p, "expected MiB");
+      d.memory_mib = *n;
+    } else if (p.key == "simulated") {
+      auto v = YesNo(l.Where(), p);
+      if (!v.ok()) return v.status();
+      d.simulated = *v;
+    } else if (p.key == "file" || p.key == "autodetect" || p.key == "cores" || p.key == "links") {
+      // Device files and affinity: read by noded's real GPU backend.
+    } else {
+      c->warnings.push_back(l.Where() + ": unknown gres.conf key " + p.raw_key + "; ignored");
+    }
+  }
+  if (name != "gpu") return InvalidArgument(l.Where() + ": only Name=gpu is supported in gres.conf");
+  if (nodes.empty()) return InvalidArgument(l.Where() + ": gres.conf line needs NodeName=");
+  if (d.count == 0) return InvalidArgument(l.Where() + ": gres.conf line needs Count=");
+  for (const auto& n : nodes) {
+    if (!c->FindNode(n)) return InvalidArgument(l.Where() + ": unknown node " + n);
+    c->gpus[n].push_back(d);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const NodeConfig* ClusterConfig::FindNode(const std::string& name) const {
+  for (const auto& n : nodes)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+const PartitionConfig* ClusterConfig::FindPartition(const std::string& name) const {
+  for (const auto& p : partitions)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const PartitionConfig* ClusterConfig::DefaultPartition() const {
+  for (const auto& p : partitions)
+    if (p.is_default) return &p;
+  return partitions.empty() ? nullptr : &partitions.front();
+}
+
+int64_t ClusterConfig::HeartbeatInterval() const {
+  if (heartbeat_interval_s > 0) return heartbeat_interval_s;
+  return std::max<int64_t>(1, node_timeout_s / 3);
+}
+
+std::string ClusterConfig::SpoolDirFor(const std::string& node) const {
+  std::string s = spool_dir;
+  for (size_t pos; (pos = s.find("%n")) != std::string::npos;) s.replace(pos, 2, node);
+  return s;
+}
+
+Result<ClusterConfig> BuildClusterConfig(const std::vector<ConfigLine>& lines,
+                                         const std::vector<ConfigLine>& gres_lines) {
+  ClusterConfig c;
+  if (!lines.empty()) c.path = lines.front().file;
+  Builder b(&c);
+  for (const auto& l : lines) TESSERA_RETURN_IF_ERROR(b.Line(l));
+  TESSERA_RETURN_IF_ERROR(b.Finish());
+  for (const auto& l : gres_lines) TESSERA_RETURN_IF_ERROR(GresLine(l, &c));
+  return c;
+}
+
+Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
+  auto lines = ParseConfigFile(path);
+  if (!lines.ok()) return lines.status();
+  std::vector<ConfigLine> gres;
+  auto gres_path = std::filesystem::path(path).parent_path() / "gres.conf";
+  if (std::filesystem::exists(gres_path)) {
+    auto g = ParseConfigFile(gres_path.string());
+    if (!g.ok()) return g.status();
+    gres = std::move(*g);
+  }
+  auto c = BuildClusterConfig(*lines, gres);
+  if (c.ok()) c->path = path;
+  return c;
+}
+
+std::string DefaultConfigPath() {
+  const char* env = std::getenv("TESSERA_CONF");
+  return env && *env ? env : "/etc/tessera/tessera.conf";
+}
+
+}  // namespace tessera

@@ -1,0 +1,97 @@
+#pragma once
+// The typed cluster configuration: tessera.conf (slurm.conf syntax) plus gres.conf beside it.
+// Loaded by ctld, noded and the CLI. Loading either succeeds with a complete, validated config
+// (and a list of warnings for keys Tessera accepts but does not act on), or fails with the
+// first error as "file:line: message". Nothing is half-applied.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/config_file.h"
+#include "common/status.h"
+
+namespace tessera {
+
+struct NodeConfig {
+  std::string name;
+  std::string addr;       // NodeAddr, default the name
+  uint16_t port = 6818;
+  uint32_t cpus = 1;
+  uint64_t real_memory_mib = 1;
+  std::vector<std::string> features;
+  std::map<std::string, uint32_t> gres_gpus;  // Gres=gpu:a100:2 -> {"a100": 2}; untyped: {"": n}
+  uint32_t weight = 1;
+  std::string initial_state;  // "", "DRAIN", "DOWN", "FUTURE"
+  std::string reason;
+  std::vector<std::string> partitions;  // filled from PartitionName lines
+  std::string where;                    // file:line of the NodeName line
+};
+
+struct PartitionConfig {
+  std::string name;
+  std::vector<std::string> nodes;
+  std::string nodes_expr;
+  bool is_default = false;
+  bool up = true;
+  int64_t max_time_s = -1;      // -1 unlimited
+  int64_t default_time_s = -1;  // -1: use max_time_s
+  uint32_t max_nodes = 0;       // 0 unlimited
+  uint32_t priority_tier = 1;
+  std::string where;
+};
+
+// One GPU declaration from gres.conf: `NodeName=n[3-4] Name=gpu Type=a100 Count=2
+// Simulated=yes MemoryMiB=40960`. Simulated GPUs are created by noded's simulated backend.
+struct GpuDecl {
+  std::string model;
+  uint32_t count = 0;
+  uint64_t memory_mib = 0;
+  bool simulated = false;
+  std::string where;
+};
+
+struct ClusterConfig {
+  std::string path;         // the tessera.conf that was loaded
+  std::string cluster_name = "tessera";
+  std::string ctld_host = "localhost";
+  std::string ctld_addr;    // address to connect to; default ctld_host
+  uint16_t ctld_port = 6817;
+  std::string state_dir = "/var/lib/tessera";
+  std::string spool_dir = "/var/spool/tessera/%n";  // %n = node name
+  std::string log_dir;                               // "" = stderr
+  std::string munge_socket;                          // "" = munge's default
+  std::string tls_cert, tls_key, tls_ca;             // all three or none
+  int64_t node_timeout_s = 60;       // SlurmdTimeout
+  int64_t heartbeat_interval_s = 0;  // 0 = node_timeout_s / 3
+  int64_t kill_wait_s = 30;          // KillWait
+  int64_t min_job_age_s = 300;       // MinJobAge: finished jobs stay visible in tqueue
+  int64_t sched_interval_s = 5;
+  std::string cluster_user = "root"; // SlurmUser / TesseraUser
+  std::vector<std::string> admins;   // TesseraAdmins
+  std::vector<std::string> operators;
+  std::vector<NodeConfig> nodes;
+  std::vector<PartitionConfig> partitions;
+  std::map<std::string, std::vector<GpuDecl>> gpus;  // node -> declarations from gres.conf
+  std::vector<std::string> warnings;  // "file:line: ..." for accepted-but-ignored keys
+
+  const NodeConfig* FindNode(const std::string& name) const;
+  const PartitionConfig* FindPartition(const std::string& name) const;
+  const PartitionConfig* DefaultPartition() const;
+  bool TlsEnabled() const { return !tls_cert.empty(); }
+  int64_t HeartbeatInterval() const;
+  // spool_dir with %n replaced.
+  std::string SpoolDirFor(const std::string& node) const;
+};
+
+// Loads `path` and, when present, gres.conf in the same directory.
+Result<ClusterConfig> LoadClusterConfig(const std::string& path);
+// As above from already-parsed lines (gres_lines may be empty); for tests.
+Result<ClusterConfig> BuildClusterConfig(const std::vector<ConfigLine>& lines,
+                                         const std::vector<ConfigLine>& gres_lines);
+
+// The config path a program uses: $TESSERA_CONF, else /etc/tessera/tessera.conf.
+std::string DefaultConfigPath();
+
+}  // namespace tessera

@@ -1,0 +1,25 @@
+#pragma once
+// Slurm hostlist expressions: "node[0,3-4,8],linux,linux[2,5]".
+//
+// Expand: splits on commas outside brackets, expands every bracket group (several groups in one
+// name give their cartesian product, "r[1-2]n[1-2]"), keeps zero padding ("n[01-03]" gives
+// n01,n02,n03) and the order written. Duplicates are kept.
+// Compress: the inverse, as Slurm's hostlist_ranged_string: order is preserved, runs of
+// consecutive hosts that share a prefix and number width are merged into ranges, and neighbouring
+// runs with the same prefix share one bracket ("c[2-6,6]"). A lone numbered host prints plain.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tessera {
+
+// Bound on the number of names one expression may produce (bad-input protection).
+inline constexpr size_t kMaxHostlistSize = 1'000'000;
+
+Result<std::vector<std::string>> ExpandHostlist(std::string_view expr);
+std::string CompressHostlist(const std::vector<std::string>& hosts);
+
+}  // namespace tessera
