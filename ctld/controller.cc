@@ -1,0 +1,370 @@
+#include "ctld/controller.h"
+
+#include <pwd.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "common/hostlist.h"
+#include "ctld/log.h"
+
+namespace tessera::ctld {
+namespace {
+
+constexpr size_t kMaxScriptBytes = 4 << 20;
+constexpr size_t kMaxEnvBytes = 16 << 20;
+constexpr uint32_t kMaxTasks = 1'000'000;
+
+bool Contains(const std::vector<uint64_t>& v, uint64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+}  // namespace
+
+Controller::Controller(std::shared_ptr<const ClusterConfig> cfg, Store* store, const Clock* clock, Core* core)
+    : cfg_(std::move(cfg)), store_(store), clock_(clock), core_(core), jobs_(store, clock),
+      nodes_(*cfg_), tick_timer_(core->io()) {}
+
+Status Controller::Start(const Recovered& rec) {
+  jobs_.Recover(rec);
+  stats_.start_time = clock_->Now();
+  for (auto& [name, n] : nodes_.nodes()) n.last_heartbeat = stats_.start_time;
+  for (const auto& [id, j] : jobs_.jobs())
+    if (j.State() == JobState::kRunning || j.State() == JobState::kSuspended) nodes_.Allocate(j);
+  Tick();
+  RequestSchedule();
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- users
+
+Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, uint32_t as_uid,
+                                            const std::string& submit_host) {
+  JobRecord r;
+  r.uid = caller.uid;
+  r.gid = caller.gid;
+  if (as_uid != 0 && as_uid != caller.uid) {
+    if (caller.uid != 0) return PermissionDenied("--uid requires root");
+    r.uid = as_uid;
+  }
+  struct passwd pw, *res = nullptr;
+  char buf[4096];
+  if (getpwuid_r(r.uid, &pw, buf, sizeof buf, &res) != 0 || !res)
+    return InvalidArgument("uid " + std::to_string(r.uid) + " is not a known user on the controller");
+  r.user = pw.pw_name;
+  if (r.uid != caller.uid) r.gid = pw.pw_gid;
+  if (spec.script.empty() && spec.argv.empty()) return InvalidArgument("job has neither a script nor a command");
+  if (spec.script.size() > kMaxScriptBytes) return InvalidArgument("script is larger than 4 MiB");
+  size_t env_bytes = 0;
+  for (const auto& [k, v] : spec.env) env_bytes += k.size() + v.size();
+  if (env_bytes > kMaxEnvBytes) return InvalidArgument("environment is larger than 16 MiB");
+  if (spec.workdir.empty() || spec.workdir[0] != '/') return InvalidArgument("workdir must be an absolute path");
+  if (spec.task_groups.empty()) return InvalidArgument("job has no task groups");
+  uint64_t tasks = 0;
+  for (auto& g : spec.task_groups) {
+    if (g.count == 0) return InvalidArgument("task group \"" + g.name + "\" has count 0");
+    if (g.per_task.cpus == 0) g.per_task.cpus = 1;
+    tasks += g.count;
+  }
+  if (tasks > kMaxTasks) return InvalidArgument("too many tasks");
+  if (spec.nodes_max && spec.nodes_max < spec.nodes_min)
+    return InvalidArgument("--nodes: maximum " + std::to_string(spec.nodes_max) + " is below minimum " + std::to_string(spec.nodes_min));
+  if (spec.nodes_min > tasks)
+    return InvalidArgument("requested " + std::to_string(spec.nodes_min) + " nodes for only " + std::to_string(tasks) + " tasks");
+  for (const auto* expr : {&spec.nodelist, &spec.exclude}) {
+    auto h = ExpandHostlist(*expr);
+    if (!h.ok()) return InvalidArgument("invalid node list: " + h.status().message());
+  }
+  const PartitionConfig* part = spec.partition.empty() ? cfg_->DefaultPartition() : cfg_->FindPartition(spec.partition);
+  if (!part) return InvalidArgument("invalid partition specified: " + spec.partition);
+  r.partition = part->name;
+  int64_t limit = spec.time_limit_s;
+  if (limit == 0) limit = part->default_time_s >= 0 ? part->default_time_s : part->max_time_s;
+  if (part->max_time_s >= 0 && (limit < 0 || limit > part->max_time_s))
+    return InvalidArgument("Requested time limit is invalid (exceeds MaxTime of partition " + part->name + ")");
+  r.time_limit_s = limit;
+  r.submit_host = submit_host;
+  r.spec = std::move(spec);
+  r.partition = part->name;
+  TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(SchedBridge::ToSnap(r, clock_->Now()), SchedBridge::EmptyCluster(*cfg_)));
+  return r;
+}
+
+void Controller::Submit(JobRecord draft, std::function<void(Result<uint64_t>)> done) {
+  stats_.jobs_submitted++;
+  jobs_.Submit(std::move(draft),
+               [this, done = std::move(done)](Result<uint64_t> r) {
+                 if (r.ok()) RequestSchedule();
+                 done(std::move(r));
+               },
+               [this](std::function<void()> f) { core_->Post(std::move(f)); });
+}
+
+Status Controller::Cancel(uint64_t id, const Caller& c, int signal) {
+  JobRecord* j = jobs_.Find(id);
+  if (!j) return NotFound("Invalid job id specified: " + std::to_string(id));
+  if (!c.MayControl(*j)) return PermissionDenied("Access/permission denied: job " + std::to_string(id) + " belongs to another user");
+  if (signal != 0) {
+    if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(id) + " is not running");
+    NodeRuntime* n = nodes_.Find(j->alloc.front().node);
+    if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
+    n->link->Signal(id, signal);
+    return Status::Ok();
+  }
+  bool needs_signal = false;
+  TESSERA_RETURN_IF_ERROR(jobs_.Cancel(id, c, &needs_signal));
+  if (!needs_signal) return Status::Ok();
+  NodeRuntime* n = nodes_.Find(j->alloc.front().node);
+  if (n && n->link) {
+    n->link->Signal(id, 0);
+  } else {  // the node is away: nothing to wait for
+    FinishJob(*j, JobState::kCancelled, 0, 0, 0, "cancelled while its node was unreachable", nullptr);
+  }
+  return Status::Ok();
+}
+
+Status Controller::Requeue(uint64_t id, const Caller& c) {
+  JobRecord* j = jobs_.Find(id);
+  if (!j) return NotFound("Invalid job id specified: " + std::to_string(id));
+  if (!c.MayControl(*j)) return PermissionDenied("Access/permission denied");
+  if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(id) + " is not running; only running jobs can be requeued");
+  requeue_on_finish_.insert(id);
+  NodeRuntime* n = nodes_.Find(j->alloc.front().node);
+  if (n && n->link) {
+    n->link->Signal(id, 0);
+  } else {
+    FinishJob(*j, JobState::kCancelled, 0, 0, 0, "requeued", nullptr);
+  }
+  return Status::Ok();
+}
+
+Status Controller::UpdateNode(const std::string& expr, const std::string& action, const std::string& reason) {
+  auto names = ExpandHostlist(expr);
+  if (!names.ok()) return names.status();
+  for (const auto& name : *names)
+    if (!nodes_.Find(name)) return NotFound("Invalid node name specified: " + name);
+  if ((action == "DRAIN" || action == "DOWN") && reason.empty())
+    return InvalidArgument("a Reason= is required to drain or down a node");
+  for (const auto& name : *names) {
+    NodeRuntime* n = nodes_.Find(name);
+    if (action == "DRAIN") {
+      n->drain = true;
+      n->reason = reason;
+      n->reason_time = clock_->Now();
+    } else if (action == "RESUME") {
+      n->drain = false;
+      n->reason.clear();
+      if (n->base == NodeBase::kDown && n->link) n->base = NodeBase::kUp;
+    } else if (action == "DOWN") {
+      n->base = NodeBase::kDown;
+      n->reason = reason;
+      n->reason_time = clock_->Now();
+      FailNodeJobs(*n, "node set DOWN: " + reason);
+    } else {
+      return InvalidArgument("unknown node action " + action);
+    }
+  }
+  RequestSchedule();
+  return Status::Ok();
+}
+
+void Controller::Reconfigure(std::shared_ptr<const ClusterConfig> cfg) {
+  cfg_ = std::move(cfg);
+  nodes_.Reconfigure(*cfg_);
+  RequestSchedule();
+}
+
+// ---------------------------------------------------------------- node daemons
+
+Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shared_ptr<NodeLink> link) {
+  NodeRuntime* n = nodes_.Find(info.node);
+  if (!n) return NotFound("node " + info.node + " is not in the controller's configuration");
+  n->link = std::move(link);
+  n->last_heartbeat = clock_->Now();
+  n->boot_time = info.boot_time;
+  n->reported_cpus = info.cpus;
+  n->reported_mem = info.mem_mib;
+  n->version = info.version;
+  n->gpus = info.gpus;
+  if (n->base == NodeBase::kUnknown || (n->base == NodeBase::kDown && n->reason == "Not responding")) {
+    n->base = NodeBase::kUp;
+    if (!n->drain) n->reason.clear();
+  }
+  if (info.cpus < n->config->cpus)
+    Log("node " + info.node + " reports " + std::to_string(info.cpus) + " CPUs, fewer than the " +
+        std::to_string(n->config->cpus) + " configured; scheduling uses the configured value");
+  RegisterReply reply;
+  reply.heartbeat_interval_s = cfg_->HeartbeatInterval();
+  std::vector<uint64_t> finished_ids;
+  for (const auto& f : info.finished) finished_ids.push_back(f.job_id);
+  // Jobs we think run on this node (batch host) but the node does not report.
+  std::vector<uint64_t> lost;
+  for (auto& [id, j] : jobs_.jobs()) {
+    if (j.State() != JobState::kRunning || j.alloc.empty() || j.alloc.front().node != info.node) continue;
+    if (!Contains(info.running, id) && !Contains(finished_ids, id)) lost.push_back(id);
+  }
+  for (uint64_t id : lost) {
+    JobRecord* j = jobs_.Find(id);
+    if (!j) continue;
+    Log("job " + std::to_string(id) + " was running on " + info.node + " but the node does not report it");
+    if (j->spec.requeue && !j->cancel_requested) {
+      nodes_.Release(*j);
+      jobs_.MarkRequeued(id, "NodeFail", nullptr);
+    } else {
+      FinishJob(*j, JobState::kNodeFail, 0, 0, 0, "job lost by node " + info.node, nullptr);
+    }
+  }
+  // Jobs the node runs that we do not think run there: kill them.
+  for (uint64_t id : info.running) {
+    JobRecord* j = jobs_.Find(id);
+    if (!j || j->State() != JobState::kRunning || j->alloc.empty() || j->alloc.front().node != info.node)
+      reply.kill_jobs.push_back(id);
+  }
+  for (const auto& f : info.finished) OnJobFinished(info.node, f);
+  Log("node " + info.node + " registered (" + std::to_string(info.running.size()) + " running, " +
+      std::to_string(info.finished.size()) + " finished to report)");
+  RequestSchedule();
+  return reply;
+}
+
+void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running) {
+  NodeRuntime* n = nodes_.Find(node);
+  if (!n) return;
+  n->last_heartbeat = clock_->Now();
+  if (n->base == NodeBase::kDown && n->reason == "Not responding" && n->link) {
+    n->base = NodeBase::kUp;
+    n->reason.clear();
+    RequestSchedule();
+  }
+}
+
+void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Finished& f) {
+  NodeRuntime* n = nodes_.Find(node);
+  std::shared_ptr<NodeLink> link = n ? n->link : nullptr;
+  uint64_t id = f.job_id;
+  auto ack = [this, link, id] {
+    core_->Post([link, id] {
+      if (link) link->AckFinished(id);
+    });
+  };
+  JobRecord* j = jobs_.Find(id);
+  if (!j || IsFinished(j->State())) {
+    ack();
+    return;
+  }
+  if (requeue_on_finish_.erase(id)) {
+    nodes_.Release(*j);
+    jobs_.MarkRequeued(id, "Requeued by user", [ack](const Status&) { ack(); });
+    RequestSchedule();
+    return;
+  }
+  JobState state = f.state;
+  if (j->cancel_requested && (state == JobState::kFailed || state == JobState::kCompleted)) state = JobState::kCancelled;
+  FinishJob(*j, state, f.exit_code, f.exit_signal, f.end_time, f.message, ack);
+}
+
+void Controller::OnDisconnect(const std::string& node, const NodeLink* link) {
+  NodeRuntime* n = nodes_.Find(node);
+  if (n && n->link.get() == link) {
+    n->link.reset();
+    Log("node " + node + " disconnected");
+  }
+}
+
+void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
+                           const std::string& msg, std::function<void()> after_durable) {
+  nodes_.Release(j);
+  jobs_.MarkFinished(j.job_id, state, code, sig, end, msg, [after_durable](const Status& st) {
+    if (st.ok() && after_durable) after_durable();
+  });
+  RequestSchedule();
+}
+
+void Controller::FailNodeJobs(NodeRuntime& n, const std::string& why) {
+  std::vector<uint64_t> ids = n.jobs;
+  for (uint64_t id : ids) {
+    JobRecord* j = jobs_.Find(id);
+    if (!j || IsFinished(j->State())) continue;
+    if (j->cancel_requested) {
+      FinishJob(*j, JobState::kCancelled, 0, 0, 0, why, nullptr);
+    } else if (j->spec.requeue) {
+      nodes_.Release(*j);
+      jobs_.MarkRequeued(id, "NodeFail", nullptr);
+    } else {
+      FinishJob(*j, JobState::kNodeFail, 0, 0, 0, why, nullptr);
+    }
+  }
+}
+
+void Controller::CheckNodes() {
+  int64_t now = clock_->Now();
+  for (auto& [name, n] : nodes_.nodes()) {
+    if (n.base == NodeBase::kDown) continue;
+    if (now - n.last_heartbeat <= cfg_->node_timeout_s) continue;
+    Log("node " + name + " not responding for " + std::to_string(now - n.last_heartbeat) + " s: DOWN");
+    n.base = NodeBase::kDown;
+    n.reason = "Not responding";
+    n.reason_time = now;
+    FailNodeJobs(n, "node " + name + " not responding");
+  }
+}
+
+// ---------------------------------------------------------------- scheduling
+
+void Controller::RequestSchedule() {
+  if (cycle_requested_) return;
+  cycle_requested_ = true;
+  core_->Post([this] {
+    cycle_requested_ = false;
+    RunCycle();
+  });
+}
+
+void Controller::RunCycle() {
+  int64_t t0 = clock_->MonotonicMicros();
+  int64_t now = clock_->Now();
+  auto snap = bridge_.Snapshot(*cfg_, jobs_.jobs(), nodes_, now, [this](uint64_t id) { return jobs_.IsDurable(id); });
+  auto result = sched::RunCycle(snap);
+  for (const auto& d : result.decisions) {
+    if (d.kind == sched::Decision::Kind::kPending) {
+      jobs_.SetReason(d.job_id, d.reason);
+      continue;
+    }
+    JobRecord* j = jobs_.Find(d.job_id);
+    if (!j || j->State() != JobState::kPending || j->held || !SchedBridge::StillFits(d.placement, nodes_)) continue;
+    uint64_t id = d.job_id;
+    // Launch once the start is durable, so a restarted controller never forgets a launch.
+    jobs_.MarkStarted(id, SchedBridge::ToAlloc(d.placement), [this, id](const Status& st) {
+      if (!st.ok()) return;
+      core_->Post([this, id] {
+        JobRecord* job = jobs_.Find(id);
+        if (!job || job->State() != JobState::kRunning) return;
+        NodeRuntime* n = nodes_.Find(job->alloc.front().node);
+        if (n && n->link) n->link->Launch(*job, cfg_->kill_wait_s);
+      });
+    });
+    nodes_.Allocate(*j);
+    stats_.jobs_started++;
+  }
+  int64_t us = clock_->MonotonicMicros() - t0;
+  stats_.cycles++;
+  stats_.last_cycle_us = us;
+  stats_.total_cycle_us += us;
+  stats_.max_cycle_us = std::max(stats_.max_cycle_us, us);
+}
+
+void Controller::Tick() {
+  CheckNodes();
+  jobs_.PurgeFinished(cfg_->min_job_age_s);
+  int64_t now = clock_->Now();
+  if (now - last_timer_cycle_ >= cfg_->sched_interval_s) {
+    last_timer_cycle_ = now;
+    RequestSchedule();
+  }
+  tick_timer_.expires_after(std::chrono::seconds(1));
+  tick_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) Tick();
+  });
+}
+
+}  // namespace tessera::ctld

@@ -1,0 +1,110 @@
+#pragma once
+// The controller's brain: jobs, nodes, scheduling and node events, tied together on the core
+// thread. RPC services call these methods through Core::Call/Post; nothing here knows gRPC or
+// protobuf (DESIGN §3).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/cluster_config.h"
+#include "ctld/core.h"
+#include "ctld/jobs/job_manager.h"
+#include "ctld/nodes/node_table.h"
+#include "ctld/sched_bridge.h"
+#include "ctld/state/store.h"
+
+namespace tessera::ctld {
+
+struct RegisterInfo {
+  std::string node;
+  uint32_t cpus = 0;
+  uint64_t mem_mib = 0;
+  std::vector<GpuState> gpus;
+  std::vector<uint64_t> running;
+  struct Finished {
+    uint64_t job_id;
+    JobState state;
+    int32_t exit_code, exit_signal;
+    int64_t end_time;
+    std::string message;
+  };
+  std::vector<Finished> finished;
+  int64_t boot_time = 0;
+  std::string version;
+};
+
+struct RegisterReply {
+  int64_t heartbeat_interval_s = 10;
+  std::vector<uint64_t> kill_jobs;
+};
+
+struct CtldStats {
+  int64_t start_time = 0;
+  uint64_t cycles = 0;
+  int64_t last_cycle_us = 0;
+  int64_t max_cycle_us = 0;
+  int64_t total_cycle_us = 0;
+  uint64_t jobs_submitted = 0;
+  uint64_t jobs_started = 0;
+};
+
+class Controller {
+ public:
+  Controller(std::shared_ptr<const ClusterConfig> cfg, Store* store, const Clock* clock, Core* core);
+
+  // Recovers state from the store and starts timers. Core thread.
+  Status Start(const Recovered& rec);
+
+  const ClusterConfig& config() const { return *cfg_; }
+  std::shared_ptr<const ClusterConfig> config_ptr() const { return cfg_; }
+  JobManager& jobs() { return jobs_; }
+  NodeTable& nodes() { return nodes_; }
+  const CtldStats& stats() const { return stats_; }
+
+  // --- users ---
+  // Validates a request into a job record (not yet submitted). `as_uid` is spec.uid.
+  Result<JobRecord> PrepareSubmit(JobSpec spec, const Caller& caller, uint32_t as_uid,
+                                  const std::string& submit_host);
+  void Submit(JobRecord draft, std::function<void(Result<uint64_t>)> done);
+  Status Cancel(uint64_t id, const Caller& c, int signal);
+  Status Requeue(uint64_t id, const Caller& c);
+  Status UpdateNode(const std::string& name, const std::string& action, const std::string& reason);
+  // Swaps in a new, already validated configuration.
+  void Reconfigure(std::shared_ptr<const ClusterConfig> cfg);
+
+  // --- node daemons ---
+  Result<RegisterReply> OnRegister(const RegisterInfo& info, std::shared_ptr<NodeLink> link);
+  void OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running);
+  void OnJobFinished(const std::string& node, const RegisterInfo::Finished& f);
+  void OnDisconnect(const std::string& node, const NodeLink* link);
+
+  // Asks for a scheduling cycle soon (coalesced).
+  void RequestSchedule();
+
+ private:
+  void RunCycle();
+  void CheckNodes();
+  void FailNodeJobs(NodeRuntime& n, const std::string& why);
+  void FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
+                 const std::string& msg, std::function<void()> after_durable);
+  void Tick();
+
+  std::shared_ptr<const ClusterConfig> cfg_;
+  Store* store_;
+  const Clock* clock_;
+  Core* core_;
+  JobManager jobs_;
+  NodeTable nodes_;
+  SchedBridge bridge_;
+  CtldStats stats_;
+  std::set<uint64_t> requeue_on_finish_;
+  bool cycle_requested_ = false;
+  int64_t last_timer_cycle_ = 0;
+  boost::asio::steady_timer tick_timer_;
+};
+
+}  // namespace tessera::ctld

@@ -1,0 +1,134 @@
+#pragma once
+// The controller's model of a job and of one transition in its life (event sourcing).
+//
+// A JobRecord is never edited in place by callers: every change is a JobEvent, and
+// Apply(record, event) is the only function that moves a record forward. The store persists the
+// event and the resulting record in one transaction; recovery loads records and can replay
+// events to verify them.
+#include <boost/describe.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/job_state.h"
+
+namespace tessera::ctld {
+
+struct ResourceReq {
+  uint32_t cpus = 0;
+  uint64_t mem_mib = 0;
+  uint32_t gpus = 0;
+  std::string gpu_model;
+};
+BOOST_DESCRIBE_STRUCT(ResourceReq, (), (cpus, mem_mib, gpus, gpu_model))
+
+struct TaskGroupSpec {
+  std::string name;
+  uint32_t count = 1;
+  ResourceReq per_task;
+  uint32_t tasks_per_node = 0;
+  ResourceReq per_node;
+};
+BOOST_DESCRIBE_STRUCT(TaskGroupSpec, (), (name, count, per_task, tasks_per_node, per_node))
+
+// What the user asked for (mirror of tessera.v1.JobSpec, validated).
+struct JobSpec {
+  std::string name;
+  std::string script;
+  std::vector<std::string> argv;
+  std::string workdir;
+  std::map<std::string, std::string> env;
+  std::string stdout_pattern;
+  std::string stderr_pattern;
+  std::string partition;  // as requested ("" = default)
+  std::string qos;
+  std::string account;
+  std::vector<TaskGroupSpec> task_groups;
+  uint32_t gang_min = 0;
+  uint32_t nodes_min = 0;
+  uint32_t nodes_max = 0;
+  int64_t time_limit_s = 0;
+  bool hold = false;
+  bool requeue = false;
+  std::string comment;
+  bool exclusive = false;
+  std::string constraint;
+  std::string nodelist;
+  std::string exclude;
+  int32_t nice = 0;
+  int64_t begin_time = 0;
+  std::string dependency;
+};
+BOOST_DESCRIBE_STRUCT(JobSpec, (),
+                      (name, script, argv, workdir, env, stdout_pattern, stderr_pattern,
+                       partition, qos, account, task_groups, gang_min, nodes_min, nodes_max,
+                       time_limit_s, hold, requeue, comment, exclusive, constraint, nodelist,
+                       exclude, nice, begin_time, dependency))
+
+struct NodeAlloc {
+  std::string node;
+  uint32_t cpus = 0;
+  uint64_t mem_mib = 0;
+  std::vector<uint32_t> gpu_indices;
+  uint32_t tasks = 0;
+};
+BOOST_DESCRIBE_STRUCT(NodeAlloc, (), (node, cpus, mem_mib, gpu_indices, tasks))
+
+struct JobRecord {
+  uint64_t job_id = 0;
+  JobSpec spec;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string user;
+  std::string submit_host;
+  int state = static_cast<int>(JobState::kPending);  // tessera::JobState
+  std::string reason;
+  bool held = false;
+  int64_t priority = 0;        // admin-set priority; 0 = computed
+  int64_t submit_time = 0;
+  int64_t eligible_time = 0;
+  int64_t start_time = 0;
+  int64_t end_time = 0;
+  int32_t exit_code = 0;
+  int32_t exit_signal = 0;
+  std::vector<NodeAlloc> alloc;
+  uint32_t requeue_count = 0;
+  std::string partition;       // resolved
+  int64_t time_limit_s = -1;   // resolved; -1 unlimited
+  bool cancel_requested = false;
+  std::string message;         // why it failed, when known
+
+  JobState State() const { return static_cast<JobState>(state); }
+  uint32_t NumTasks() const;
+  uint32_t NumCpus() const;     // allocated when running, requested otherwise
+  std::vector<std::string> NodeNames() const;
+};
+BOOST_DESCRIBE_STRUCT(JobRecord, (),
+                      (job_id, spec, uid, gid, user, submit_host, state, reason, held, priority,
+                       submit_time, eligible_time, start_time, end_time, exit_code, exit_signal,
+                       alloc, requeue_count, partition, time_limit_s, cancel_requested, message))
+
+// Event types. Each documents the detail fields it carries.
+namespace event {
+inline constexpr char kSubmitted[] = "submitted";    // detail: the whole initial JobRecord
+inline constexpr char kHeld[] = "held";              // {}
+inline constexpr char kReleased[] = "released";      // {}
+inline constexpr char kStarted[] = "started";        // {alloc, start_time}
+inline constexpr char kCancelRequested[] = "cancel_requested";  // {}
+inline constexpr char kFinished[] = "finished";      // {state, exit_code, exit_signal, end_time, message}
+inline constexpr char kRequeued[] = "requeued";      // {reason}: back to PENDING, requeue_count+1
+inline constexpr char kUpdated[] = "updated";        // {time_limit_s?, priority?, nice?, comment?}
+inline constexpr char kReason[] = "reason";          // {reason}: pending reason changed (not persisted)
+}  // namespace event
+
+struct JobEvent {
+  uint64_t seq = 0;
+  uint64_t job_id = 0;
+  int64_t time = 0;
+  std::string type;
+  std::string detail;  // JSON object
+};
+
+}  // namespace tessera::ctld

@@ -1,0 +1,144 @@
+#include "ctld/jobs/job_codec.h"
+
+#include <boost/json.hpp>
+#include <boost/mp11.hpp>
+
+#include <type_traits>
+
+namespace tessera::ctld {
+namespace json = boost::json;
+namespace {
+
+// Lenient decoding: keys missing from the JSON keep their defaults and unknown keys are ignored,
+// so records written by older schema versions still load.
+template <typename T>
+void Read(const json::value& v, T& out);
+
+template <typename T>
+struct IsVector : std::false_type {};
+template <typename U>
+struct IsVector<std::vector<U>> : std::true_type {};
+
+template <typename T>
+void Read(const json::value& v, T& out) {
+  if constexpr (boost::describe::has_describe_members<T>::value) {
+    const json::object& obj = v.as_object();
+    using Members = boost::describe::describe_members<T, boost::describe::mod_public>;
+    boost::mp11::mp_for_each<Members>([&](auto d) {
+      if (const json::value* m = obj.if_contains(d.name)) Read(*m, out.*d.pointer);
+    });
+  } else if constexpr (IsVector<T>::value && !std::is_same_v<T, std::string>) {
+    out.clear();
+    for (const auto& e : v.as_array()) {
+      typename T::value_type x{};
+      Read(e, x);
+      out.push_back(std::move(x));
+    }
+  } else {
+    out = json::value_to<T>(v);
+  }
+}
+
+template <typename T>
+Result<T> DecodeAs(const std::string& text, const char* what) {
+  try {
+    T out{};
+    Read(json::parse(text), out);
+    return out;
+  } catch (const std::exception& e) {
+    return Status(Code::kDataLoss, std::string("cannot decode ") + what + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+std::string EncodeRecord(const JobRecord& r) { return json::serialize(json::value_from(r)); }
+
+Result<JobRecord> DecodeRecord(const std::string& text) { return DecodeAs<JobRecord>(text, "job record"); }
+
+std::string StartedDetail(const std::vector<NodeAlloc>& alloc, int64_t start_time) {
+  json::object o;
+  o["alloc"] = json::value_from(alloc);
+  o["start_time"] = start_time;
+  return json::serialize(o);
+}
+
+std::string FinishedDetail(JobState state, int32_t exit_code, int32_t exit_signal,
+                           int64_t end_time, const std::string& message) {
+  json::object o;
+  o["state"] = static_cast<int>(state);
+  o["exit_code"] = exit_code;
+  o["exit_signal"] = exit_signal;
+  o["end_time"] = end_time;
+  o["message"] = message;
+  return json::serialize(o);
+}
+
+std::string RequeuedDetail(const std::string& reason) {
+  json::object o;
+  o["reason"] = reason;
+  return json::serialize(o);
+}
+
+std::string UpdatedDetail(const JobUpdate& u) {
+  json::object o;
+  if (u.time_limit_s != 0) o["time_limit_s"] = u.time_limit_s;
+  if (u.priority >= 0) o["priority"] = u.priority;
+  if (u.set_nice) o["nice"] = u.nice;
+  if (u.set_comment) o["comment"] = u.comment;
+  return json::serialize(o);
+}
+
+Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
+  try {
+    JobRecord r = in;
+    json::object d = e.detail.empty() ? json::object() : json::parse(e.detail).as_object();
+    if (e.type == event::kSubmitted) {
+      Read(json::value(d), r);
+    } else if (e.type == event::kHeld) {
+      r.held = true;
+      r.reason = "JobHeldUser";
+    } else if (e.type == event::kReleased) {
+      r.held = false;
+      r.reason = "Priority";
+    } else if (e.type == event::kStarted) {
+      Read(d.at("alloc"), r.alloc);
+      r.start_time = d.at("start_time").to_number<int64_t>();
+      r.state = static_cast<int>(JobState::kRunning);
+      r.reason = "None";
+    } else if (e.type == event::kCancelRequested) {
+      r.cancel_requested = true;
+    } else if (e.type == event::kFinished) {
+      r.state = d.at("state").to_number<int>();
+      r.exit_code = d.at("exit_code").to_number<int32_t>();
+      r.exit_signal = d.at("exit_signal").to_number<int32_t>();
+      r.end_time = d.at("end_time").to_number<int64_t>();
+      r.message = json::value_to<std::string>(d.at("message"));
+      r.reason = "None";
+    } else if (e.type == event::kRequeued) {
+      r.state = static_cast<int>(JobState::kPending);
+      r.requeue_count += 1;
+      r.alloc.clear();
+      r.start_time = 0;
+      r.end_time = 0;
+      r.cancel_requested = false;
+      r.reason = json::value_to<std::string>(d.at("reason"));
+      r.eligible_time = e.time;
+    } else if (e.type == event::kUpdated) {
+      if (auto* v = d.if_contains("time_limit_s")) r.time_limit_s = v->to_number<int64_t>();
+      if (auto* v = d.if_contains("priority")) r.priority = v->to_number<int64_t>();
+      if (auto* v = d.if_contains("nice")) r.spec.nice = v->to_number<int32_t>();
+      if (auto* v = d.if_contains("comment")) r.spec.comment = json::value_to<std::string>(*v);
+    } else if (e.type == event::kReason) {
+      r.reason = json::value_to<std::string>(d.at("reason"));
+    } else {
+      return InvalidArgument("unknown job event type \"" + e.type + "\"");
+    }
+    return r;
+  } catch (const std::exception& ex) {
+    return InvalidArgument("malformed " + e.type + " event for job " + std::to_string(e.job_id) +
+                           ": " + ex.what());
+  }
+}
+
+}  // namespace tessera::ctld

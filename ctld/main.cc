@@ -1,0 +1,140 @@
+// tessera-ctld: the central controller.
+//   tessera-ctld [-f tessera.conf] [--check-config]
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <sys/stat.h>
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "common/clock.h"
+#include "common/cluster_config.h"
+#include "ctld/controller.h"
+#include "ctld/core.h"
+#include "ctld/log.h"
+#include "ctld/rpc/agent_service.h"
+#include "ctld/rpc/authz.h"
+#include "ctld/rpc/controller_service.h"
+#include "ctld/state/store.h"
+#include "rpc/grpc_util.h"
+#include "rpc/munge_codec.h"
+
+namespace tc = tessera::ctld;
+using tessera::ClusterConfig;
+
+namespace {
+
+void Usage() {
+  std::cout << "usage: tessera-ctld [-f CONFIG] [--check-config]\n"
+               "  -f CONFIG        configuration file (default $TESSERA_CONF or /etc/tessera/tessera.conf)\n"
+               "  --check-config   validate the configuration (and gres.conf) and exit\n"
+               "  -V, --version    print the version\n";
+}
+
+tessera::Result<std::shared_ptr<const ClusterConfig>> Load(const std::string& path) {
+  auto cfg = tessera::LoadClusterConfig(path);
+  if (!cfg.ok()) return cfg.status();
+  return std::shared_ptr<const ClusterConfig>(std::make_shared<ClusterConfig>(std::move(*cfg)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string conf = tessera::DefaultConfigPath();
+  bool check_only = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-f" && i + 1 < argc) conf = argv[++i];
+    else if (a == "--check-config") check_only = true;
+    else if (a == "-D") continue;  // foreground is the only mode
+    else if (a == "-V" || a == "--version") { std::cout << "tessera-ctld 0.1.0\n"; return 0; }
+    else if (a == "-h" || a == "--help") { Usage(); return 0; }
+    else { std::cerr << "tessera-ctld: unknown argument " << a << "\n"; Usage(); return 2; }
+  }
+  auto cfg = Load(conf);
+  if (!cfg.ok()) {
+    std::cerr << "tessera-ctld: " << cfg.status().message() << "\n";
+    return 1;
+  }
+  for (const auto& w : (*cfg)->warnings) std::cerr << "tessera-ctld: warning: " << w << "\n";
+  if (check_only) {
+    std::cout << conf << ": configuration OK (" << (*cfg)->nodes.size() << " nodes, "
+              << (*cfg)->partitions.size() << " partitions, " << (*cfg)->warnings.size() << " warnings)\n";
+    return 0;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories((*cfg)->state_dir, ec);
+  std::string db = (*cfg)->state_dir + "/tessera.db";
+  auto store = tc::Store::Open(db);
+  if (!store.ok()) {
+    std::cerr << "tessera-ctld: " << store.status().message() << "\n";
+    return 1;
+  }
+  auto rec = (*store)->Load();
+  if (!rec.ok()) {
+    std::cerr << "tessera-ctld: recovery failed: " << rec.status().message() << "\n";
+    return 1;
+  }
+  tessera::SystemClock clock;
+  tc::Core core;
+  tc::Controller ctl(*cfg, store->get(), &clock, &core);
+  tc::rpc::WatchHub hub;
+  ctl.jobs().SetListener([&hub](const tc::JobEvent& e, const tc::JobRecord&) { hub.Publish(e); });
+  core.Start();
+  core.Call([&] { return ctl.Start(*rec); });
+  tc::Log("recovered " + std::to_string(rec->active_jobs.size()) + " active jobs from " + db +
+          "; next job id " + std::to_string(std::max<uint64_t>(rec->max_job_id + 1, rec->reserved_job_id)));
+
+  tessera::rpc::MungeCodec munge((*cfg)->munge_socket);
+  tc::rpc::Authorizer auth(&munge);
+  auto loader = [conf] { return Load(conf); };
+  tc::rpc::ControllerService svc(&ctl, &core, store->get(), &auth, &hub, loader, &clock);
+  tc::rpc::AgentService agent(&ctl, &core, &auth);
+  auto creds = tessera::rpc::MakeServerCredentials(**cfg);
+  if (!creds.ok()) {
+    std::cerr << "tessera-ctld: TLS: " << creds.status().message() << "\n";
+    return 1;
+  }
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  std::string addr = "0.0.0.0:" + std::to_string((*cfg)->ctld_port);
+  builder.AddListeningPort(addr, *creds);
+  builder.RegisterService(&svc);
+  builder.RegisterService(&agent);
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 4);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server) {
+    std::cerr << "tessera-ctld: cannot listen on " << addr << "\n";
+    return 1;
+  }
+  tc::Log("listening on " + addr + ((*cfg)->TlsEnabled() ? " (TLS)" : " (plaintext)"));
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  while (true) {
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (sig == SIGHUP) {
+      auto next = Load(conf);
+      if (!next.ok()) {
+        tc::Log("SIGHUP: keeping the running configuration: " + next.status().message());
+        continue;
+      }
+      core.Call([&] { ctl.Reconfigure(*next); return 0; });
+      tc::Log("SIGHUP: configuration reloaded");
+      continue;
+    }
+    tc::Log("signal " + std::to_string(sig) + ": shutting down");
+    break;
+  }
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  core.Stop();
+  return 0;
+}

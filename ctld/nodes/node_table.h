@@ -1,0 +1,78 @@
+#pragma once
+// The controller's live view of every configured node: registration, liveness, admin state
+// (drain/down) and what is allocated on it. Core thread only.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/cluster_config.h"
+#include "ctld/jobs/job.h"
+
+namespace tessera::ctld {
+
+struct GpuState {
+  uint32_t index = 0;
+  std::string uuid;
+  std::string model;
+  uint64_t memory_mib = 0;
+  bool healthy = true;
+  bool simulated = false;
+  std::string health_reason;
+};
+
+// The controller's handle on a connected noded. Implemented by the NodeAgent RPC service.
+class NodeLink {
+ public:
+  virtual ~NodeLink() = default;
+  virtual void Launch(const JobRecord& job, int64_t kill_wait_s) = 0;
+  virtual void Signal(uint64_t job_id, int signal) = 0;   // 0 = cancel
+  virtual void AckFinished(uint64_t job_id) = 0;
+};
+
+enum class NodeBase { kUnknown, kUp, kDown };
+
+struct NodeRuntime {
+  const NodeConfig* config = nullptr;
+  NodeBase base = NodeBase::kUnknown;
+  bool drain = false;
+  std::string reason;
+  int64_t reason_time = 0;
+  int64_t last_heartbeat = 0;
+  int64_t boot_time = 0;
+  uint32_t reported_cpus = 0;
+  uint64_t reported_mem = 0;
+  std::string version;
+  std::vector<GpuState> gpus;
+  std::shared_ptr<NodeLink> link;  // null when not connected
+  // Allocation (sum over running jobs).
+  uint32_t alloc_cpus = 0;
+  uint64_t alloc_mem = 0;
+  std::vector<uint32_t> alloc_gpus;
+  std::vector<uint64_t> jobs;
+
+  bool Schedulable() const { return base == NodeBase::kUp && !drain && link != nullptr; }
+  // Slurm-style state name: IDLE, MIXED, ALLOCATED, DOWN, DRAINED, DRAINING, UNKNOWN.
+  std::string StateName() const;
+};
+
+class NodeTable {
+ public:
+  explicit NodeTable(const ClusterConfig& cfg);
+
+  NodeRuntime* Find(const std::string& name);
+  std::map<std::string, NodeRuntime>& nodes() { return nodes_; }
+  const std::vector<std::string>& order() const { return order_; }
+
+  void Allocate(const JobRecord& job);
+  void Release(const JobRecord& job);
+  // Applies a new configuration, keeping runtime state of nodes that still exist.
+  void Reconfigure(const ClusterConfig& cfg);
+
+ private:
+  std::map<std::string, NodeRuntime> nodes_;
+  std::vector<std::string> order_;  // config order
+};
+
+}  // namespace tessera::ctld

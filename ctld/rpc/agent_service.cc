@@ -1,0 +1,128 @@
+#include "ctld/rpc/agent_service.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "ctld/log.h"
+#include "ctld/rpc/convert.h"
+#include "rpc/grpc_util.h"
+
+namespace tessera::ctld::rpc {
+using tessera::rpc::ToGrpc;
+using Stream = grpc::ServerReaderWriter<v1::ControllerMessage, v1::NodeMessage>;
+
+namespace {
+
+class AgentLink final : public NodeLink {
+ public:
+  explicit AgentLink(Stream* s) : stream_(s) {
+    writer_ = std::thread([this] { WriteLoop(); });
+  }
+  ~AgentLink() override { Close(); }
+
+  void Launch(const JobRecord& job, int64_t kill_wait_s) override {
+    v1::ControllerMessage m;
+    ToLaunch(job, kill_wait_s, m.mutable_launch());
+    Send(std::move(m));
+  }
+  void Signal(uint64_t job_id, int signal) override {
+    v1::ControllerMessage m;
+    m.mutable_signal()->set_job_id(job_id);
+    m.mutable_signal()->set_signal(signal);
+    Send(std::move(m));
+  }
+  void AckFinished(uint64_t job_id) override {
+    v1::ControllerMessage m;
+    m.mutable_finished_ack()->set_job_id(job_id);
+    Send(std::move(m));
+  }
+  void Send(v1::ControllerMessage m) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (closed_) return;
+    out_.push_back(std::move(m));
+    cv_.notify_one();
+  }
+  void Close() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      closed_ = true;
+    }
+    cv_.notify_one();
+    if (writer_.joinable()) writer_.join();
+  }
+
+ private:
+  void WriteLoop() {
+    while (true) {
+      v1::ControllerMessage m;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [this] { return closed_ || !out_.empty(); });
+        if (out_.empty()) return;
+        m = std::move(out_.front());
+        out_.pop_front();
+      }
+      if (!stream_->Write(m)) {
+        std::lock_guard<std::mutex> l(mu_);
+        closed_ = true;
+        return;
+      }
+    }
+  }
+
+  Stream* stream_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<v1::ControllerMessage> out_;
+  bool closed_ = false;
+  std::thread writer_;
+};
+
+}  // namespace
+
+grpc::Status AgentService::Connect(grpc::ServerContext* ctx, Stream* stream) {
+  auto cfg = core_->Call([this] { return ctl_->config_ptr(); });
+  auto caller = auth_->Check(*ctx, "NodeAgent.Connect", Role::kNode, *cfg);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  v1::NodeMessage first;
+  if (!stream->Read(&first)) return grpc::Status::OK;
+  if (!first.has_register_())
+    return ToGrpc(InvalidArgument("the first message on a node stream must be register"));
+  RegisterInfo info = FromProto(first.register_());
+  auto link = std::make_shared<AgentLink>(stream);
+  auto reply = core_->Call([&] { return ctl_->OnRegister(info, link); });
+  if (!reply.ok()) {
+    Log("refused registration of " + info.node + ": " + reply.status().message());
+    link->Close();
+    return ToGrpc(reply.status());
+  }
+  v1::ControllerMessage m;
+  m.mutable_registered()->set_heartbeat_interval_s(reply->heartbeat_interval_s);
+  for (auto id : reply->kill_jobs) m.mutable_registered()->add_kill_jobs(id);
+  link->Send(std::move(m));
+  const std::string node = info.node;
+  v1::NodeMessage msg;
+  while (stream->Read(&msg)) {
+    if (msg.has_heartbeat()) {
+      std::vector<uint64_t> running(msg.heartbeat().running_jobs().begin(), msg.heartbeat().running_jobs().end());
+      core_->Post([this, node, running] { ctl_->OnHeartbeat(node, running); });
+    } else if (msg.has_finished()) {
+      auto f = FromProto(msg.finished());
+      core_->Post([this, node, f] { ctl_->OnJobFinished(node, f); });
+    } else if (msg.has_started()) {
+      // The start is already durable (it was recorded before the launch was sent).
+    } else if (msg.has_register_()) {
+      Log("node " + node + " sent a second register on one stream; ignored");
+    }
+  }
+  core_->Call([&] {
+    ctl_->OnDisconnect(node, link.get());
+    return 0;
+  });
+  link->Close();
+  return grpc::Status::OK;
+}
+
+}  // namespace tessera::ctld::rpc

@@ -1,0 +1,36 @@
+#pragma once
+// Authentication (munge) and the per-method authorization table (DESIGN §9).
+//
+//   method               who may call
+//   SubmitJob, GetJob, ListJobs, WatchJobs, ListNodes, ListPartitions, QueryAccounting,
+//   Ping, GetJobEvents   anyone with a valid credential
+//   UpdateJob, CancelJob owner of the job, operators, admins (checked per job)
+//   UpdateNode, Reconfigure   admins (root, the cluster user, TesseraAdmins)
+//   NodeAgent.Connect    the cluster user (TesseraUser/SlurmUser) or root
+//
+// Every refusal is logged with method, peer and reason.
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "common/cluster_config.h"
+#include "ctld/jobs/job_manager.h"
+#include "rpc/munge_codec.h"
+
+namespace tessera::ctld::rpc {
+
+enum class Role { kAnyone, kOwner, kAdmin, kNode };
+
+class Authorizer {
+ public:
+  explicit Authorizer(const tessera::rpc::CredentialCodec* codec) : codec_(codec) {}
+  // Decodes the credential and checks `role`. `cfg` is the current configuration.
+  Result<Caller> Check(const grpc::ServerContext& ctx, const char* method, Role role,
+                       const ClusterConfig& cfg) const;
+
+ private:
+  const tessera::rpc::CredentialCodec* codec_;
+};
+
+}  // namespace tessera::ctld::rpc

@@ -1,0 +1,70 @@
+#pragma once
+// tessera.v1.Controller: thin handlers (authenticate, authorize, convert, call the Controller on
+// the core thread, convert back).
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+
+#include "ctld/controller.h"
+#include "ctld/core.h"
+#include "ctld/rpc/authz.h"
+#include "tessera/v1/controller.grpc.pb.h"
+
+namespace tessera::ctld::rpc {
+
+// Fans committed job events out to WatchJobs streams. Thread-safe.
+class WatchHub {
+ public:
+  struct Sub {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<JobEvent> events;
+  };
+  std::shared_ptr<Sub> Subscribe();
+  void Unsubscribe(const std::shared_ptr<Sub>& s);
+  void Publish(const JobEvent& e);
+
+ private:
+  std::mutex mu_;
+  std::list<std::shared_ptr<Sub>> subs_;
+};
+
+// Re-reads and validates the configuration; used by Reconfigure and SIGHUP.
+using ConfigLoader = std::function<Result<std::shared_ptr<const ClusterConfig>>()>;
+
+class ControllerService final : public v1::Controller::Service {
+ public:
+  ControllerService(Controller* ctl, Core* core, Store* store, const Authorizer* auth,
+                    WatchHub* hub, ConfigLoader loader, const Clock* clock)
+      : ctl_(ctl), core_(core), store_(store), auth_(auth), hub_(hub), loader_(std::move(loader)), clock_(clock) {}
+
+  grpc::Status SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest*, v1::SubmitJobResponse*) override;
+  grpc::Status GetJob(grpc::ServerContext*, const v1::GetJobRequest*, v1::JobInfo*) override;
+  grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*, v1::ListJobsResponse*) override;
+  grpc::Status WatchJobs(grpc::ServerContext*, const v1::WatchJobsRequest*, grpc::ServerWriter<v1::JobEvent>*) override;
+  grpc::Status UpdateJob(grpc::ServerContext*, const v1::UpdateJobRequest*, v1::UpdateJobResponse*) override;
+  grpc::Status CancelJob(grpc::ServerContext*, const v1::CancelJobRequest*, v1::CancelJobResponse*) override;
+  grpc::Status ListNodes(grpc::ServerContext*, const v1::ListNodesRequest*, v1::ListNodesResponse*) override;
+  grpc::Status UpdateNode(grpc::ServerContext*, const v1::UpdateNodeRequest*, v1::UpdateNodeResponse*) override;
+  grpc::Status ListPartitions(grpc::ServerContext*, const v1::ListPartitionsRequest*, v1::ListPartitionsResponse*) override;
+  grpc::Status Reconfigure(grpc::ServerContext*, const v1::ReconfigureRequest*, v1::ReconfigureResponse*) override;
+  grpc::Status QueryAccounting(grpc::ServerContext*, const v1::QueryAccountingRequest*, v1::QueryAccountingResponse*) override;
+  grpc::Status Ping(grpc::ServerContext*, const v1::PingRequest*, v1::PingResponse*) override;
+  grpc::Status GetJobEvents(grpc::ServerContext*, const v1::GetJobEventsRequest*, v1::GetJobEventsResponse*) override;
+
+ private:
+  Result<Caller> Check(grpc::ServerContext* ctx, const char* method, Role role);
+
+  Controller* ctl_;
+  Core* core_;
+  Store* store_;
+  const Authorizer* auth_;
+  WatchHub* hub_;
+  ConfigLoader loader_;
+  const Clock* clock_;
+};
+
+}  // namespace tessera::ctld::rpc

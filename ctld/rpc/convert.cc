@@ -1,0 +1,210 @@
+#include "ctld/rpc/convert.h"
+
+#include "common/filename_pattern.h"
+#include "common/hostlist.h"
+
+namespace tessera::ctld::rpc {
+namespace {
+
+ResourceReq FromProto(const v1::Resources& r) { return {r.cpus(), r.mem_mib(), r.gpus(), r.gpu_model()}; }
+
+void ToProto(const ResourceReq& r, v1::Resources* out) {
+  out->set_cpus(r.cpus);
+  out->set_mem_mib(r.mem_mib);
+  out->set_gpus(r.gpus);
+  out->set_gpu_model(r.gpu_model);
+}
+
+void ToProto(const JobSpec& s, v1::JobSpec* p) {
+  p->set_name(s.name);
+  p->set_script(s.script);
+  for (const auto& a : s.argv) p->add_argv(a);
+  p->set_workdir(s.workdir);
+  for (const auto& [k, v] : s.env) (*p->mutable_env())[k] = v;
+  p->set_stdout_pattern(s.stdout_pattern);
+  p->set_stderr_pattern(s.stderr_pattern);
+  p->set_partition(s.partition);
+  p->set_qos(s.qos);
+  p->set_account(s.account);
+  for (const auto& g : s.task_groups) {
+    auto* tg = p->add_task_groups();
+    tg->set_name(g.name);
+    tg->set_count(g.count);
+    ToProto(g.per_task, tg->mutable_per_task());
+    tg->set_tasks_per_node(g.tasks_per_node);
+    ToProto(g.per_node, tg->mutable_per_node());
+  }
+  p->set_gang_min(s.gang_min);
+  p->set_nodes_min(s.nodes_min);
+  p->set_nodes_max(s.nodes_max);
+  p->set_time_limit_s(s.time_limit_s);
+  p->set_hold(s.hold);
+  p->set_requeue(s.requeue);
+  p->set_comment(s.comment);
+  p->set_exclusive(s.exclusive);
+  p->set_constraint(s.constraint);
+  p->set_nodelist(s.nodelist);
+  p->set_exclude(s.exclude);
+  p->set_nice(s.nice);
+  p->set_begin_time(s.begin_time);
+  p->set_dependency(s.dependency);
+}
+
+void ToProto(const NodeAlloc& a, v1::NodeAllocation* p) {
+  p->set_node(a.node);
+  p->set_cpus(a.cpus);
+  p->set_mem_mib(a.mem_mib);
+  for (auto g : a.gpu_indices) p->add_gpu_indices(g);
+  p->set_tasks(a.tasks);
+}
+
+v1::NodeState NodeStateOf(const std::string& s) {
+  if (s == "IDLE") return v1::NODE_IDLE;
+  if (s == "MIXED") return v1::NODE_MIXED;
+  if (s == "ALLOCATED") return v1::NODE_ALLOCATED;
+  if (s == "DOWN") return v1::NODE_DOWN;
+  if (s == "DRAINED") return v1::NODE_DRAINED;
+  if (s == "DRAINING") return v1::NODE_DRAINING;
+  return v1::NODE_UNKNOWN;
+}
+
+}  // namespace
+
+JobSpec FromProto(const v1::JobSpec& p) {
+  JobSpec s;
+  s.name = p.name();
+  s.script = p.script();
+  s.argv.assign(p.argv().begin(), p.argv().end());
+  s.workdir = p.workdir();
+  s.env.insert(p.env().begin(), p.env().end());
+  s.stdout_pattern = p.stdout_pattern();
+  s.stderr_pattern = p.stderr_pattern();
+  s.partition = p.partition();
+  s.qos = p.qos();
+  s.account = p.account();
+  for (const auto& g : p.task_groups())
+    s.task_groups.push_back({g.name(), g.count(), FromProto(g.per_task()), g.tasks_per_node(), FromProto(g.per_node())});
+  s.gang_min = p.gang_min();
+  s.nodes_min = p.nodes_min();
+  s.nodes_max = p.nodes_max();
+  s.time_limit_s = p.time_limit_s();
+  s.hold = p.hold();
+  s.requeue = p.requeue();
+  s.comment = p.comment();
+  s.exclusive = p.exclusive();
+  s.constraint = p.constraint();
+  s.nodelist = p.nodelist();
+  s.exclude = p.exclude();
+  s.nice = p.nice();
+  s.begin_time = p.begin_time();
+  s.dependency = p.dependency();
+  return s;
+}
+
+void ToProto(const JobRecord& r, v1::JobInfo* out) {
+  out->set_job_id(r.job_id);
+  ToProto(r.spec, out->mutable_spec());
+  out->set_uid(r.uid);
+  out->set_gid(r.gid);
+  out->set_user(r.user);
+  out->set_state(static_cast<v1::JobState>(r.state));
+  out->set_reason(r.reason);
+  out->set_priority(static_cast<uint32_t>(r.priority > 0 ? r.priority : 0));
+  out->set_submit_time(r.submit_time);
+  out->set_start_time(r.start_time);
+  out->set_end_time(r.end_time);
+  out->set_exit_code(r.exit_code);
+  out->set_exit_signal(r.exit_signal);
+  for (const auto& a : r.alloc) ToProto(a, out->add_alloc());
+  out->set_nodelist(CompressHostlist(r.NodeNames()));
+  out->set_requeue_count(r.requeue_count);
+  out->set_partition(r.partition);
+  out->set_time_limit_s(r.time_limit_s);
+  FilenameVars vars{r.job_id, r.spec.name, r.user, 0, -1, r.alloc.empty() ? "" : r.alloc.front().node};
+  out->set_stdout_path(ExpandFilenamePattern(r.spec.stdout_pattern, vars, r.spec.workdir));
+  out->set_stderr_path(ExpandFilenamePattern(r.spec.stderr_pattern.empty() ? r.spec.stdout_pattern : r.spec.stderr_pattern, vars, r.spec.workdir));
+  out->set_account(r.spec.account);
+  out->set_num_tasks(r.NumTasks());
+  out->set_num_cpus(r.NumCpus());
+}
+
+void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
+  out->set_name(n.config->name);
+  out->set_address(n.config->addr);
+  out->set_port(n.config->port);
+  out->set_state(NodeStateOf(n.StateName()));
+  out->set_reason(n.reason);
+  for (const auto& f : n.config->features) out->add_features(f);
+  for (const auto& p : n.config->partitions) out->add_partitions(p);
+  out->set_cpus(n.config->cpus);
+  out->set_real_memory_mib(n.config->real_memory_mib);
+  out->set_alloc_cpus(n.alloc_cpus);
+  out->set_alloc_memory_mib(n.alloc_mem);
+  for (const auto& g : n.gpus) {
+    auto* p = out->add_gpus();
+    p->set_index(g.index);
+    p->set_uuid(g.uuid);
+    p->set_model(g.model);
+    p->set_memory_mib(g.memory_mib);
+    p->set_simulated(g.simulated);
+    p->set_healthy(g.healthy);
+    p->set_health_reason(g.health_reason);
+  }
+  for (auto g : n.alloc_gpus) out->add_alloc_gpu_indices(g);
+  out->set_last_heartbeat(n.last_heartbeat);
+  for (auto j : n.jobs) out->add_running_jobs(j);
+  out->set_boot_time(n.boot_time);
+  out->set_version(n.version);
+}
+
+void ToProto(const JobEvent& e, v1::JobEvent* out) {
+  out->set_seq(e.seq);
+  out->set_job_id(e.job_id);
+  out->set_time(e.time);
+  out->set_type(e.type);
+  out->set_detail(e.detail);
+}
+
+RegisterInfo::Finished FromProto(const v1::JobFinished& p) {
+  return {p.job_id(), static_cast<JobState>(p.state()), p.exit_code(), p.exit_signal(), p.end_time(), p.message()};
+}
+
+RegisterInfo FromProto(const v1::Register& p) {
+  RegisterInfo r;
+  r.node = p.node_name();
+  r.cpus = p.cpus();
+  r.mem_mib = p.real_memory_mib();
+  for (const auto& g : p.gpus())
+    r.gpus.push_back({g.index(), g.uuid(), g.model(), g.memory_mib(), g.healthy(), g.simulated(), g.health_reason()});
+  r.running.assign(p.running_jobs().begin(), p.running_jobs().end());
+  for (const auto& f : p.finished()) r.finished.push_back(FromProto(f));
+  r.boot_time = p.boot_time();
+  r.version = p.version();
+  return r;
+}
+
+void ToLaunch(const JobRecord& r, int64_t kill_wait_s, v1::LaunchJob* out) {
+  out->set_job_id(r.job_id);
+  out->set_name(r.spec.name);
+  out->set_uid(r.uid);
+  out->set_gid(r.gid);
+  out->set_user(r.user);
+  out->set_script(r.spec.script);
+  for (const auto& a : r.spec.argv) out->add_argv(a);
+  out->set_workdir(r.spec.workdir);
+  for (const auto& [k, v] : r.spec.env) (*out->mutable_env())[k] = v;
+  out->set_stdout_path(r.spec.stdout_pattern);
+  out->set_stderr_path(r.spec.stderr_pattern);
+  out->set_time_limit_s(r.time_limit_s);
+  for (const auto& a : r.alloc) ToProto(a, out->add_alloc());
+  out->set_nodelist(CompressHostlist(r.NodeNames()));
+  out->set_partition(r.partition);
+  out->set_num_tasks(r.NumTasks());
+  out->set_kill_wait_s(static_cast<int32_t>(kill_wait_s));
+  out->set_account(r.spec.account);
+  out->set_submit_dir(r.spec.workdir);
+  out->set_submit_host(r.submit_host);
+  out->set_submit_time(r.submit_time);
+}
+
+}  // namespace tessera::ctld::rpc

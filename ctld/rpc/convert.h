@@ -1,0 +1,20 @@
+#pragma once
+// Conversions between tessera.v1 protobuf messages and the controller's C++ model.
+// Generated types stay inside ctld/rpc (DESIGN §3).
+#include "ctld/controller.h"
+#include "ctld/jobs/job.h"
+#include "ctld/nodes/node_table.h"
+#include "tessera/v1/agent.pb.h"
+#include "tessera/v1/controller.pb.h"
+
+namespace tessera::ctld::rpc {
+
+JobSpec FromProto(const v1::JobSpec& p);
+void ToProto(const JobRecord& r, v1::JobInfo* out);
+void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out);
+void ToProto(const JobEvent& e, v1::JobEvent* out);
+RegisterInfo FromProto(const v1::Register& p);
+RegisterInfo::Finished FromProto(const v1::JobFinished& p);
+void ToLaunch(const JobRecord& r, int64_t kill_wait_s, v1::LaunchJob* out);
+
+}  // namespace tessera::ctld::rpc

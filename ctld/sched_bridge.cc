@@ -1,0 +1,104 @@
+#include "ctld/sched_bridge.h"
+
+#include <algorithm>
+
+#include "common/hostlist.h"
+
+namespace tessera::ctld {
+namespace {
+
+sched::Req ToReq(const ResourceReq& r) { return {r.cpus, r.mem_mib, r.gpus, r.gpu_model}; }
+
+std::vector<std::string> Expand(const std::string& expr) {
+  auto r = ExpandHostlist(expr);
+  return r.ok() ? *r : std::vector<std::string>{};
+}
+
+sched::NodeSnap NodeSnapFor(const NodeConfig& c) {
+  sched::NodeSnap s;
+  s.name = c.name;
+  s.cpus_total = s.cpus_free = c.cpus;
+  s.mem_total = s.mem_free = c.real_memory_mib;
+  s.partitions = c.partitions;
+  s.features = c.features;
+  uint32_t idx = 0;
+  for (const auto& [model, count] : c.gres_gpus)
+    for (uint32_t i = 0; i < count; ++i) s.gpus.push_back({idx++, model, true, true});
+  return s;
+}
+
+}  // namespace
+
+sched::JobSnap SchedBridge::ToSnap(const JobRecord& j, int64_t now) {
+  sched::JobSnap s;
+  s.id = j.job_id;
+  s.partition = j.partition;
+  // Foundation priority: admin value, else age in minutes minus nice (the scheduler issue
+  // brings Slurm's multifactor formula).
+  s.priority = j.priority > 0 ? j.priority
+                              : 1'000'000 + std::max<int64_t>(0, now - j.eligible_time) / 60 - j.spec.nice;
+  s.submit_time = j.submit_time;
+  for (const auto& g : j.spec.task_groups)
+    s.groups.push_back({g.name, g.count, ToReq(g.per_task), g.tasks_per_node, ToReq(g.per_node)});
+  s.nodes_min = j.spec.nodes_min;
+  s.nodes_max = j.spec.nodes_max;
+  s.exclusive = j.spec.exclusive;
+  s.nodelist = Expand(j.spec.nodelist);
+  s.exclude = Expand(j.spec.exclude);
+  s.begin_time = j.spec.begin_time;
+  return s;
+}
+
+sched::ClusterSnapshot SchedBridge::EmptyCluster(const ClusterConfig& cfg) {
+  sched::ClusterSnapshot s;
+  for (const auto& n : cfg.nodes) s.nodes.push_back(NodeSnapFor(n));
+  for (const auto& p : cfg.partitions) s.partitions.push_back({p.name, p.up, p.max_nodes});
+  return s;
+}
+
+sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
+                                             const std::map<uint64_t, JobRecord>& jobs,
+                                             NodeTable& nodes, int64_t now,
+                                             const std::function<bool(uint64_t)>& durable) const {
+  sched::ClusterSnapshot s = EmptyCluster(cfg);
+  s.now = now;
+  for (auto& ns : s.nodes) {
+    NodeRuntime* rt = nodes.Find(ns.name);
+    ns.schedulable = rt && rt->Schedulable();
+    if (!rt) continue;
+    if (!rt->gpus.empty()) {  // what the node reported wins over gres config
+      ns.gpus.clear();
+      for (const auto& g : rt->gpus) ns.gpus.push_back({g.index, g.model, true, g.healthy});
+    }
+    ns.cpus_free -= std::min(ns.cpus_free, rt->alloc_cpus);
+    ns.mem_free -= std::min(ns.mem_free, rt->alloc_mem);
+    ns.idle = rt->jobs.empty();
+    for (auto& g : ns.gpus)
+      if (std::count(rt->alloc_gpus.begin(), rt->alloc_gpus.end(), g.index)) g.free = false;
+  }
+  for (const auto& [id, j] : jobs) {
+    if (j.State() != JobState::kPending || j.held || !durable(id)) continue;
+    s.pending.push_back(ToSnap(j, now));
+  }
+  return s;
+}
+
+bool SchedBridge::StillFits(const std::vector<sched::NodePlacement>& placement, NodeTable& nodes) {
+  for (const auto& p : placement) {
+    NodeRuntime* n = nodes.Find(p.node);
+    if (!n || !n->Schedulable()) return false;
+    if (n->alloc_cpus + p.cpus > n->config->cpus) return false;
+    if (n->alloc_mem + p.mem_mib > n->config->real_memory_mib) return false;
+    for (uint32_t g : p.gpu_indices)
+      if (std::count(n->alloc_gpus.begin(), n->alloc_gpus.end(), g)) return false;
+  }
+  return true;
+}
+
+std::vector<NodeAlloc> SchedBridge::ToAlloc(const std::vector<sched::NodePlacement>& placement) {
+  std::vector<NodeAlloc> out;
+  for (const auto& p : placement) out.push_back({p.node, p.cpus, p.mem_mib, p.gpu_indices, p.tasks});
+  return out;
+}
+
+}  // namespace tessera::ctld

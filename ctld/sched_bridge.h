@@ -1,0 +1,31 @@
+#pragma once
+// The seam between live controller state and the pure scheduler library: builds a
+// sched::ClusterSnapshot from the job and node tables, and turns the cycle's decisions back
+// into actions after re-checking each against live state.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "common/cluster_config.h"
+#include "ctld/jobs/job.h"
+#include "ctld/nodes/node_table.h"
+#include "ctld/sched/scheduler.h"
+
+namespace tessera::ctld {
+
+class SchedBridge {
+ public:
+  sched::ClusterSnapshot Snapshot(const ClusterConfig& cfg, const std::map<uint64_t, JobRecord>& jobs,
+                                  NodeTable& nodes, int64_t now,
+                                  const std::function<bool(uint64_t)>& durable) const;
+  // The job as the scheduler sees it (also used for the submit-time satisfiability check).
+  static sched::JobSnap ToSnap(const JobRecord& j, int64_t now);
+  // A snapshot of the configured cluster with every node idle and up.
+  static sched::ClusterSnapshot EmptyCluster(const ClusterConfig& cfg);
+  // True when `placement` still fits the live node table (nodes up, resources free).
+  static bool StillFits(const std::vector<sched::NodePlacement>& placement, NodeTable& nodes);
+  static std::vector<NodeAlloc> ToAlloc(const std::vector<sched::NodePlacement>& placement);
+};
+
+}  // namespace tessera::ctld

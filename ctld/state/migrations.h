@@ -1,0 +1,29 @@
+#pragma once
+// Numbered schema migrations. Migration N (1-based) moves a database from user_version N-1 to N.
+// Never edit a released migration; append a new one.
+#include <vector>
+
+namespace tessera::ctld {
+
+inline const std::vector<const char*>& Migrations() {
+  static const std::vector<const char*> kMigrations = {
+      // 1: initial schema.
+      R"sql(
+      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE jobs (job_id INTEGER PRIMARY KEY, state INTEGER NOT NULL, record TEXT NOT NULL);
+      CREATE TABLE job_events (seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,
+                               time INTEGER NOT NULL, type TEXT NOT NULL, detail TEXT NOT NULL);
+      CREATE INDEX job_events_job ON job_events(job_id);
+      CREATE TABLE acct_jobs (job_id INTEGER PRIMARY KEY, uid INTEGER NOT NULL,
+                              state INTEGER NOT NULL, submit_time INTEGER NOT NULL,
+                              start_time INTEGER NOT NULL, end_time INTEGER NOT NULL,
+                              partition TEXT NOT NULL, account TEXT NOT NULL,
+                              record TEXT NOT NULL);
+      CREATE INDEX acct_jobs_uid ON acct_jobs(uid);
+      CREATE INDEX acct_jobs_end ON acct_jobs(end_time);
+      )sql",
+  };
+  return kMigrations;
+}
+
+}  // namespace tessera::ctld

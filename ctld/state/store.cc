@@ -1,0 +1,296 @@
+#include "ctld/state/store.h"
+
+#include <algorithm>
+#include <future>
+
+#include "ctld/jobs/job_codec.h"
+#include "ctld/state/migrations.h"
+
+namespace tessera::ctld {
+namespace {
+
+// RAII prepared statement.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK) s_ = nullptr;
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  bool ok() const { return s_ != nullptr; }
+  Stmt& Bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); return *this; }
+  Stmt& Bind(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  int Step() { return sqlite3_step(s_); }
+  int64_t Int(int col) { return sqlite3_column_int64(s_, col); }
+  std::string Text(int col) {
+    auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, col));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(s_, col))) : std::string();
+  }
+  Status Error(const std::string& what) const {
+    return Internal(what + ": " + sqlite3_errmsg(db_));
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+Status StepDone(Stmt& s, const std::string& what) {
+  if (!s.ok() || s.Step() != SQLITE_DONE) return s.Error(what);
+  return Status::Ok();
+}
+
+std::string InList(size_t n) {
+  std::string s = "(";
+  for (size_t i = 0; i < n; ++i) s += i ? ",?" : "?";
+  return s + ")";
+}
+
+}  // namespace
+
+void Batch::PutJob(const JobRecord& r) {
+  ops_.push_back({Kind::kPutJob, r.job_id, EncodeRecord(r), "", r.state, 0, {}});
+}
+
+void Batch::ArchiveJob(const JobRecord& r) {
+  ops_.push_back({Kind::kArchiveJob, r.job_id, EncodeRecord(r), "", r.state, 0, r});
+}
+
+void Batch::AddEvent(const JobEvent& e) {
+  ops_.push_back({Kind::kEvent, e.job_id, e.type, e.detail, static_cast<int64_t>(e.seq), e.time, {}});
+}
+
+void Batch::SetMeta(const std::string& key, const std::string& value) {
+  ops_.push_back({Kind::kMeta, 0, key, value, 0, 0, {}});
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  sqlite3* w = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &w, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    std::string msg = w ? sqlite3_errmsg(w) : "out of memory";
+    sqlite3_close(w);
+    return Unavailable("cannot open state database " + path + ": " + msg);
+  }
+  auto exec = [&](const char* sql) -> Status {
+    char* err = nullptr;
+    if (sqlite3_exec(w, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string m = err ? err : "?";
+      sqlite3_free(err);
+      return Internal(path + ": " + m);
+    }
+    return Status::Ok();
+  };
+  Status st = exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
+  sqlite3_busy_timeout(w, 5000);
+  int version = 0;
+  if (st.ok()) {
+    Stmt s(w, "PRAGMA user_version");
+    if (s.ok() && s.Step() == SQLITE_ROW) version = static_cast<int>(s.Int(0));
+  }
+  const auto& migs = Migrations();
+  if (st.ok() && version > static_cast<int>(migs.size())) {
+    st = FailedPrecondition(path + " has schema version " + std::to_string(version) +
+                            ", newer than this tessera-ctld supports (" +
+                            std::to_string(migs.size()) + "); refusing to start");
+  }
+  for (int v = version; st.ok() && v < static_cast<int>(migs.size()); ++v) {
+    std::string sql = std::string("BEGIN;") + migs[v] + "PRAGMA user_version=" + std::to_string(v + 1) + "; COMMIT;";
+    st = exec(sql.c_str());
+    if (!st.ok()) exec("ROLLBACK;");
+  }
+  if (!st.ok()) {
+    sqlite3_close(w);
+    return st;
+  }
+  sqlite3* r = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &r, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    sqlite3_close(r);
+    sqlite3_close(w);
+    return Unavailable("cannot open state database for reading: " + path);
+  }
+  sqlite3_busy_timeout(r, 5000);
+  return std::unique_ptr<Store>(new Store(w, r, path));
+}
+
+Store::Store(sqlite3* w, sqlite3* r, std::string path) : wdb_(w), rdb_(r), path_(std::move(path)) {
+  writer_ = std::thread([this] { WriterLoop(); });
+}
+
+Store::~Store() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  writer_.join();
+  sqlite3_close(rdb_);
+  sqlite3_close(wdb_);
+}
+
+Status Store::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(wdb_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : "?";
+    sqlite3_free(err);
+    return Internal(path_ + ": " + m);
+  }
+  return Status::Ok();
+}
+
+Result<Recovered> Store::Load() {
+  std::lock_guard<std::mutex> l(read_mu_);
+  Recovered out;
+  Stmt s(rdb_, "SELECT record FROM jobs ORDER BY job_id");
+  if (!s.ok()) return s.Error("load jobs");
+  while (s.Step() == SQLITE_ROW) {
+    auto r = DecodeRecord(s.Text(0));
+    if (!r.ok()) return r.status();
+    out.active_jobs.push_back(std::move(*r));
+  }
+  Stmt m(rdb_, "SELECT MAX(id) FROM (SELECT MAX(job_id) AS id FROM jobs UNION ALL SELECT MAX(job_id) FROM acct_jobs)");
+  if (m.ok() && m.Step() == SQLITE_ROW) out.max_job_id = static_cast<uint64_t>(m.Int(0));
+  Stmt e(rdb_, "SELECT MAX(seq) FROM job_events");
+  if (e.ok() && e.Step() == SQLITE_ROW) out.max_event_seq = static_cast<uint64_t>(e.Int(0));
+  Stmt r(rdb_, "SELECT value FROM meta WHERE key='job_id_reserved'");
+  if (r.ok() && r.Step() == SQLITE_ROW) out.reserved_job_id = std::stoull(r.Text(0));
+  return out;
+}
+
+void Store::Commit(Batch batch, std::function<void(const Status&)> done) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    queue_.push_back({std::move(batch), std::move(done)});
+  }
+  cv_.notify_one();
+}
+
+Status Store::CommitSync(Batch batch) {
+  std::promise<Status> p;
+  auto f = p.get_future();
+  Commit(std::move(batch), [&p](const Status& s) { p.set_value(s); });
+  return f.get();
+}
+
+Status Store::ApplyBatch(const Batch& b) {
+  for (const auto& op : b.ops_) {
+    switch (op.kind) {
+      case Batch::Kind::kPutJob: {
+        Stmt s(wdb_, "INSERT OR REPLACE INTO jobs(job_id, state, record) VALUES(?,?,?)");
+        s.Bind(1, static_cast<int64_t>(op.id)).Bind(2, op.n1).Bind(3, op.a);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write job"));
+        break;
+      }
+      case Batch::Kind::kArchiveJob: {
+        Stmt d(wdb_, "DELETE FROM jobs WHERE job_id=?");
+        d.Bind(1, static_cast<int64_t>(op.id));
+        TESSERA_RETURN_IF_ERROR(StepDone(d, "archive job"));
+        Stmt s(wdb_, "INSERT OR REPLACE INTO acct_jobs VALUES(?,?,?,?,?,?,?,?,?)");
+        const JobRecord& r = op.rec;
+        s.Bind(1, static_cast<int64_t>(r.job_id)).Bind(2, r.uid).Bind(3, r.state)
+            .Bind(4, r.submit_time).Bind(5, r.start_time).Bind(6, r.end_time)
+            .Bind(7, r.partition).Bind(8, r.spec.account).Bind(9, op.a);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "archive job"));
+        break;
+      }
+      case Batch::Kind::kEvent: {
+        Stmt s(wdb_, "INSERT INTO job_events(seq, job_id, time, type, detail) VALUES(?,?,?,?,?)");
+        s.Bind(1, op.n1).Bind(2, static_cast<int64_t>(op.id)).Bind(3, op.n2).Bind(4, op.a).Bind(5, op.b);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write event"));
+        break;
+      }
+      case Batch::Kind::kMeta: {
+        Stmt s(wdb_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)");
+        s.Bind(1, op.a).Bind(2, op.b);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write meta"));
+        break;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void Store::WriterLoop() {
+  while (true) {
+    std::deque<Pending> work;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty() && stop_) return;
+      work.swap(queue_);
+    }
+    Status st = Exec("BEGIN IMMEDIATE");
+    for (auto& p : work) {
+      if (!st.ok()) break;
+      st = ApplyBatch(p.batch);
+    }
+    if (st.ok()) st = Exec("COMMIT");
+    if (!st.ok()) Exec("ROLLBACK");
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stats_.transactions++;
+      stats_.batches += work.size();
+    }
+    for (auto& p : work)
+      if (p.done) p.done(st);
+  }
+}
+
+Result<std::vector<JobRecord>> Store::QueryAccounting(const AccountingFilter& f) {
+  std::string sql = "SELECT record FROM acct_jobs WHERE 1=1";
+  if (!f.job_ids.empty()) sql += " AND job_id IN " + InList(f.job_ids.size());
+  if (!f.uids.empty()) sql += " AND uid IN " + InList(f.uids.size());
+  if (!f.states.empty()) sql += " AND state IN " + InList(f.states.size());
+  if (f.start_after) sql += " AND end_time >= ?";
+  if (f.end_before) sql += " AND (start_time <= ? OR start_time = 0) AND submit_time <= ?";
+  sql += " ORDER BY job_id LIMIT " + std::to_string(f.limit);
+  std::lock_guard<std::mutex> l(read_mu_);
+  Stmt s(rdb_, sql.c_str());
+  if (!s.ok()) return s.Error("query accounting");
+  int i = 1;
+  for (auto id : f.job_ids) s.Bind(i++, static_cast<int64_t>(id));
+  for (auto u : f.uids) s.Bind(i++, static_cast<int64_t>(u));
+  for (auto st : f.states) s.Bind(i++, st);
+  if (f.start_after) s.Bind(i++, f.start_after);
+  if (f.end_before) {
+    s.Bind(i++, f.end_before);
+    s.Bind(i++, f.end_before);
+  }
+  std::vector<JobRecord> out;
+  while (s.Step() == SQLITE_ROW) {
+    auto r = DecodeRecord(s.Text(0));
+    if (!r.ok()) return r.status();
+    out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+Result<std::vector<JobEvent>> Store::EventsForJob(uint64_t job_id) {
+  std::lock_guard<std::mutex> l(read_mu_);
+  Stmt s(rdb_, "SELECT seq, job_id, time, type, detail FROM job_events WHERE job_id=? ORDER BY seq");
+  if (!s.ok()) return s.Error("query events");
+  s.Bind(1, static_cast<int64_t>(job_id));
+  std::vector<JobEvent> out;
+  while (s.Step() == SQLITE_ROW)
+    out.push_back({static_cast<uint64_t>(s.Int(0)), static_cast<uint64_t>(s.Int(1)), s.Int(2), s.Text(3), s.Text(4)});
+  return out;
+}
+
+Result<std::vector<JobEvent>> Store::EventsSince(uint64_t seq, size_t limit) {
+  std::lock_guard<std::mutex> l(read_mu_);
+  Stmt s(rdb_, "SELECT seq, job_id, time, type, detail FROM job_events WHERE seq>? ORDER BY seq LIMIT ?");
+  if (!s.ok()) return s.Error("query events");
+  s.Bind(1, static_cast<int64_t>(seq)).Bind(2, static_cast<int64_t>(limit));
+  std::vector<JobEvent> out;
+  while (s.Step() == SQLITE_ROW)
+    out.push_back({static_cast<uint64_t>(s.Int(0)), static_cast<uint64_t>(s.Int(1)), s.Int(2), s.Text(3), s.Text(4)});
+  return out;
+}
+
+StoreStats Store::Stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return stats_;
+}
+
+}  // namespace tessera::ctld
