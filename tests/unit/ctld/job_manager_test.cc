@@ -1,0 +1,96 @@
+#include <catch2/catch.hpp>
+#include <future>
+
+#include "ctld/jobs/job_manager.h"
+#include "test_util.h"
+
+using namespace tessera;
+using namespace tessera::ctld;
+
+namespace {
+JobRecord Draft(uint32_t uid) {
+  JobRecord r;
+  r.uid = uid;
+  r.spec.name = "t";
+  r.spec.task_groups.push_back({"main", 1, {1, 0, 0, ""}, 0, {}});
+  r.partition = "cpu";
+  return r;
+}
+
+uint64_t SubmitSync(JobManager& m, JobRecord d) {
+  std::promise<Result<uint64_t>> p;
+  m.Submit(std::move(d), [&](Result<uint64_t> r) { p.set_value(r); }, [](std::function<void()> f) { f(); });
+  auto r = p.get_future().get();
+  REQUIRE(r.ok());
+  return *r;
+}
+}  // namespace
+
+TEST_CASE("job ids are never reused, even after a restart") {
+  TempDir d;
+  FakeClock clock;
+  std::string db = d.path + "/t.db";
+  uint64_t last = 0;
+  {
+    auto s = Store::Open(db);
+    JobManager m(s->get(), &clock);
+    m.Recover(*(*s)->Load());
+    for (int i = 0; i < 3; ++i) last = SubmitSync(m, Draft(1000));
+    CHECK(last == 3);
+  }
+  // A restart resumes above the durable reservation, not at max(id)+1.
+  auto s = Store::Open(db);
+  auto rec = (*s)->Load();
+  CHECK(rec->reserved_job_id == 1 + JobManager::kIdBlock);
+  JobManager m(s->get(), &clock);
+  m.Recover(*rec);
+  uint64_t next = SubmitSync(m, Draft(1000));
+  CHECK(next > last);
+  CHECK(next == 1 + JobManager::kIdBlock);
+}
+
+TEST_CASE("only the owner or an admin may control a job") {
+  TempDir d;
+  FakeClock clock;
+  auto s = Store::Open(d.path + "/t.db");
+  JobManager m(s->get(), &clock);
+  m.Recover(*(*s)->Load());
+  uint64_t id = SubmitSync(m, Draft(1000));
+  bool sig = false;
+  Caller other{1001, 1001, false, false};
+  Status st = m.Cancel(id, other, &sig);
+  CHECK(st.code() == Code::kPermissionDenied);
+  CHECK(m.Find(id)->State() == JobState::kPending);
+  CHECK(m.Hold(id, other).code() == Code::kPermissionDenied);
+  Caller owner{1000, 1000, false, false};
+  REQUIRE(m.Hold(id, owner).ok());
+  CHECK(m.Find(id)->reason == "JobHeldUser");
+  REQUIRE(m.Release(id, owner).ok());
+  Caller admin{0, 0, true, false};
+  REQUIRE(m.Cancel(id, admin, &sig).ok());
+  CHECK_FALSE(sig);
+  CHECK(m.Find(id)->State() == JobState::kCancelled);
+  CHECK(m.Cancel(9999, admin, &sig).code() == Code::kNotFound);
+}
+
+TEST_CASE("users may not raise their own time limit or set priority") {
+  TempDir d;
+  FakeClock clock;
+  auto s = Store::Open(d.path + "/t.db");
+  JobManager m(s->get(), &clock);
+  m.Recover(*(*s)->Load());
+  JobRecord dr = Draft(1000);
+  dr.time_limit_s = 600;
+  uint64_t id = SubmitSync(m, dr);
+  Caller owner{1000, 1000, false, false};
+  JobUpdate raise;
+  raise.time_limit_s = 1200;
+  CHECK(m.Update(id, owner, raise).code() == Code::kPermissionDenied);
+  JobUpdate lower;
+  lower.time_limit_s = 300;
+  REQUIRE(m.Update(id, owner, lower).ok());
+  CHECK(m.Find(id)->time_limit_s == 300);
+  JobUpdate prio;
+  prio.priority = 5;
+  CHECK(m.Update(id, owner, prio).code() == Code::kPermissionDenied);
+}
