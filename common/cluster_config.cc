@@ -216,7 +216,7 @@ class Builder {
       } else if (k == "reason") {
         proto.reason = p.value;
       } else if (k == "sockets" || k == "corespersocket" || k == "threadspercore" || k == "boards" ||
-                 k == "tmpdisk" || k == "socketsperboard" || k == "corespecCount" || k == "memspeclimit") {
+                 k == "tmpdisk" || k == "socketsperboard" || k == "corespeccount" || k == "memspeclimit") {
         c_->warnings.push_back(l.Where() + ": " + p.raw_key + " is not used by Tessera (CPUs= counts cores); ignored");
       } else {
         c_->warnings.push_back(l.Where() + ": unknown node key " + p.raw_key + "; ignored");
@@ -248,10 +248,21 @@ class Builder {
       for (size_t i = 0; i < names->size(); ++i)
         ports.push_back(static_cast<uint16_t>(dash == std::string::npos ? *lo : *lo + i));
     }
+    // NodeAddr: one address for every node, or a hostlist with one address per node (Slurm).
+    std::vector<std::string> addrs;
+    if (!proto.addr.empty()) {
+      auto a = ExpandHostlist(proto.addr);
+      if (!a.ok()) return InvalidArgument(l.Where() + ": NodeAddr: " + a.status().message());
+      addrs = *a;
+      if (addrs.size() != 1 && addrs.size() != names->size())
+        return InvalidArgument(l.Where() + ": NodeAddr " + proto.addr + " names " +
+                               std::to_string(addrs.size()) + " addresses for " +
+                               std::to_string(names->size()) + " nodes");
+    }
     for (size_t i = 0; i < names->size(); ++i) {
       NodeConfig n = proto;
       n.name = (*names)[i];
-      n.addr = proto.addr.empty() ? n.name : proto.addr;
+      n.addr = addrs.empty() ? n.name : addrs.size() == 1 ? addrs[0] : addrs[i];
       if (!ports.empty()) n.port = ports[i];
       c_->nodes.push_back(std::move(n));
     }
@@ -350,6 +361,8 @@ Status GresLine(const ConfigLine& l, ClusterConfig* c) {
       c->warnings.push_back(l.Where() + ": unknown gres.conf key " + p.raw_key + "; ignored");
     }
   }
+  // A global line such as `AutoDetect=nvml` declares no GRES of its own; noded reads it.
+  if (name.empty() && nodes.empty() && l.Find("autodetect")) return Status::Ok();
   if (name != "gpu") return InvalidArgument(l.Where() + ": only Name=gpu is supported in gres.conf");
   if (nodes.empty()) return InvalidArgument(l.Where() + ": gres.conf line needs NodeName=");
   if (d.count == 0) return InvalidArgument(l.Where() + ": gres.conf line needs Count=");

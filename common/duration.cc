@@ -108,7 +108,9 @@ Result<uint64_t> ParseMemMiB(std::string_view s) {
   }
   auto n = ParseUint(num, "memory size");
   if (!n.ok()) return InvalidArgument("invalid memory size \"" + std::string(s) + "\"");
-  if (*n > (1ull << 40)) return InvalidArgument("memory size too large \"" + std::string(s) + "\"");
+  // Bound the result to 2^40 MiB (also keeps the KiB product below from overflowing).
+  if (*n > ((1ull << 40) * 1024) / mult_kib)
+    return InvalidArgument("memory size too large \"" + std::string(s) + "\"");
   uint64_t kib = *n * mult_kib;
   return (kib + 1023) / 1024;
 }

@@ -89,6 +89,9 @@ Status ExpandOne(const std::string& name, std::string_view whole, std::vector<st
   return Status::Ok();
 }
 
+// True when `n` written in `width` digits has leading zeros ("007"; "0" alone is not padded).
+bool IsPadded(uint64_t n, size_t width) { return std::to_string(n).size() < width; }
+
 struct Parsed {
   std::string prefix;
   bool numbered = false;
@@ -143,7 +146,11 @@ std::string CompressHostlist(const std::vector<std::string>& hosts) {
     }
     if (!groups.empty() && groups.back().numbered && groups.back().prefix == p.prefix) {
       Range& last = groups.back().ranges.back();
-      if (last.width == p.width && p.num == last.hi + 1) {
+      // As Slurm's _width_equiv: equal widths merge, and so do numbers written without leading
+      // zeros ("n9","n10" -> "n[9-10]"; the range keeps the width of its low end).
+      bool same_width = last.width == p.width ||
+                        (!IsPadded(last.lo, last.width) && !IsPadded(p.num, p.width));
+      if (same_width && p.num == last.hi + 1) {
         last.hi = p.num;
       } else {
         groups.back().ranges.push_back({p.num, p.num, p.width});

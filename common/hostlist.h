@@ -5,7 +5,8 @@
 // name give their cartesian product, "r[1-2]n[1-2]"), keeps zero padding ("n[01-03]" gives
 // n01,n02,n03) and the order written. Duplicates are kept.
 // Compress: the inverse, as Slurm's hostlist_ranged_string: order is preserved, runs of
-// consecutive hosts that share a prefix and number width are merged into ranges, and neighbouring
+// consecutive hosts that share a prefix and number width are merged into ranges (unpadded
+// numbers merge across widths: n9,n10 -> n[9-10]), and neighbouring
 // runs with the same prefix share one bracket ("c[2-6,6]"). A lone numbered host prints plain.
 #include <cstddef>
 #include <string>

@@ -1,0 +1,55 @@
+// Slurm output filename patterns (%j, %x, %u, %A, %a, %N, %%, widths).
+#include "common/filename_pattern.h"
+
+#include <catch2/catch.hpp>
+
+namespace tessera {
+namespace {
+
+FilenameVars Vars() {
+  FilenameVars v;
+  v.job_id = 42;
+  v.job_name = "train";
+  v.user = "alice";
+  v.node = "gpu01";
+  return v;
+}
+
+TEST_CASE("filename pattern: default names", "[filename_pattern]") {
+  CHECK(ExpandFilenamePattern("", Vars(), "/home/alice") == "/home/alice/slurm-42.out");
+  FilenameVars a = Vars();
+  a.array_job_id = 40;
+  a.array_index = 2;
+  CHECK(ExpandFilenamePattern("", a, "/w") == "/w/slurm-40_2.out");
+}
+
+TEST_CASE("filename pattern: codes", "[filename_pattern]") {
+  CHECK(ExpandFilenamePattern("%x-%j.%u.%N.log", Vars(), "") == "train-42.alice.gpu01.log");
+  CHECK(ExpandFilenamePattern("100%%-%j", Vars(), "") == "100%-42");
+  // Not an array job: %A is the job id and %a is Slurm's NO_VAL-ish 4294967294.
+  CHECK(ExpandFilenamePattern("%A_%a", Vars(), "") == "42_4294967294");
+}
+
+TEST_CASE("filename pattern: widths zero-pad numbers", "[filename_pattern]") {
+  CHECK(ExpandFilenamePattern("out-%6j", Vars(), "") == "out-000042");
+  FilenameVars a = Vars();
+  a.array_job_id = 7;
+  a.array_index = 3;
+  CHECK(ExpandFilenamePattern("%4A_%3a", a, "") == "0007_003");
+  CHECK(ExpandFilenamePattern("%1j", Vars(), "") == "42");  // width never truncates
+}
+
+TEST_CASE("filename pattern: unknown codes and trailing % stay verbatim", "[filename_pattern]") {
+  CHECK(ExpandFilenamePattern("a%qb", Vars(), "") == "a%qb");
+  CHECK(ExpandFilenamePattern("end%", Vars(), "") == "end%");
+  CHECK(ExpandFilenamePattern("end%5", Vars(), "") == "end%5");
+}
+
+TEST_CASE("filename pattern: relative results join the workdir", "[filename_pattern]") {
+  CHECK(ExpandFilenamePattern("/abs/%j.out", Vars(), "/w") == "/abs/42.out");
+  CHECK(ExpandFilenamePattern("logs/%j.out", Vars(), "/w") == "/w/logs/42.out");
+  CHECK(ExpandFilenamePattern("logs/%j.out", Vars(), "") == "logs/42.out");
+}
+
+}  // namespace
+}  // namespace tessera
