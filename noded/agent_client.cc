@@ -1,0 +1,209 @@
+#include "noded/agent_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "noded/log.h"
+#include "rpc/grpc_util.h"
+
+namespace tessera::noded {
+
+namespace v1 = tessera::v1;
+
+namespace {
+constexpr int64_t kBackoffMinMs = 500;
+constexpr int64_t kBackoffMaxMs = 5000;
+constexpr int64_t kRegisterTimeoutS = 30;
+
+void Log(const std::string& m) { LogLine("tessera-noded", m); }
+
+// As rpc::MakeCtldChannel, but gRPC's own reconnect backoff is capped at our 5 s (its default of
+// 120 s would delay re-registration long after ctld is back) and the channel gets a private
+// subchannel pool so each new channel really dials again.
+std::shared_ptr<grpc::Channel> MakeAgentChannel(const ClusterConfig& cfg) {
+  std::string target = cfg.ctld_addr + ":" + std::to_string(cfg.ctld_port);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, static_cast<int>(kBackoffMinMs));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(kBackoffMaxMs));
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, static_cast<int>(kBackoffMinMs));
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  if (!cfg.TlsEnabled())
+    return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  grpc::SslCredentialsOptions opts;
+  auto ca = rpc::ReadFile(cfg.tls_ca);
+  if (ca.ok()) opts.pem_root_certs = *ca;
+  return grpc::CreateCustomChannel(target, grpc::SslCredentials(opts), args);
+}
+}  // namespace
+
+AgentClient::AgentClient(const ClusterConfig& cfg, NodeDescription node, JobManager& jobs,
+                         const rpc::CredentialCodec& codec, const Clock& clock)
+    : cfg_(cfg), node_(std::move(node)), jobs_(jobs), codec_(codec), clock_(clock),
+      stub_(v1::NodeAgent::NewStub(MakeAgentChannel(cfg))),
+      heartbeat_s_(cfg.HeartbeatInterval()) {}
+
+void AgentClient::Wake() {
+  std::lock_guard<std::mutex> lock(mu_);
+  woken_ = true;
+  cv_.notify_all();
+}
+
+void AgentClient::Sleep(int64_t ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return woken_; });
+  woken_ = false;
+}
+
+v1::NodeMessage AgentClient::BuildRegister() {
+  v1::NodeMessage m;
+  auto* r = m.mutable_register_();
+  r->set_node_name(node_.name);
+  r->set_cpus(node_.cpus);
+  r->set_real_memory_mib(node_.memory_mib);
+  for (const GpuInfo& g : node_.gpus) {
+    auto* d = r->add_gpus();
+    d->set_index(g.index);
+    d->set_uuid(g.uuid);
+    d->set_model(g.model);
+    d->set_memory_mib(g.memory_mib);
+    d->set_simulated(g.simulated);
+    d->set_healthy(g.healthy);
+    d->set_health_reason(g.health_reason);
+  }
+  for (uint64_t id : jobs_.Running()) r->add_running_jobs(id);
+  for (const auto& f : jobs_.Unacked()) *r->add_finished() = f;
+  r->set_boot_time(node_.boot_time);
+  r->set_version(node_.version);
+  return m;
+}
+
+void AgentClient::Run(const std::atomic<bool>& stop) {
+  int64_t backoff = kBackoffMinMs;
+  while (!stop) {
+    if (Session(stop)) backoff = kBackoffMinMs;
+    if (stop) break;
+    Log("reconnecting to tessera-ctld at " + cfg_.ctld_addr + ":" + std::to_string(cfg_.ctld_port) +
+        " in " + std::to_string(backoff) + " ms");
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff);
+    while (!stop && std::chrono::steady_clock::now() < until) {
+      Sleep(std::min<int64_t>(backoff, 1000));
+      jobs_.Poll();  // keep noticing job ends (status files are written for them)
+    }
+    backoff = std::min(backoff * 2, kBackoffMaxMs);
+  }
+}
+
+void AgentClient::Apply(const v1::ControllerMessage& m) {
+  switch (m.msg_case()) {
+    case v1::ControllerMessage::kLaunch: jobs_.Launch(m.launch()); break;
+    case v1::ControllerMessage::kSignal:
+      jobs_.Signal(m.signal().job_id(), m.signal().signal());
+      break;
+    case v1::ControllerMessage::kFinishedAck: jobs_.Ack(m.finished_ack().job_id()); break;
+    case v1::ControllerMessage::kRegistered: Log("ignoring a second Registered"); break;
+    default: Log("ignoring an empty or unknown controller message"); break;
+  }
+}
+
+void AgentClient::Handle(const v1::ControllerMessage& m, bool* registered) {
+  if (*registered) {
+    Apply(m);
+  } else if (m.has_registered()) {
+    *registered = true;
+    if (m.registered().heartbeat_interval_s() > 0)
+      heartbeat_s_ = m.registered().heartbeat_interval_s();
+    Log("registered with tessera-ctld; heartbeat every " + std::to_string(heartbeat_s_) + " s");
+    for (uint64_t id : m.registered().kill_jobs()) {
+      Log("job " + std::to_string(id) + ": unknown to the controller, cancelling");
+      jobs_.Signal(id, 0);
+    }
+  } else {
+    Log("ignoring a controller message received before Registered");
+  }
+}
+
+bool AgentClient::Flush(Stream* stream, int64_t now, int64_t* last_hb, int64_t* last_resend) {
+  jobs_.Poll();
+  bool ok = true;
+  for (auto& m : jobs_.TakeOutbox()) ok = ok && stream->Write(m);
+  if (ok && now - *last_hb >= heartbeat_s_) {
+    v1::NodeMessage hb;
+    for (uint64_t id : jobs_.Running()) hb.mutable_heartbeat()->add_running_jobs(id);
+    hb.mutable_heartbeat()->set_time(now);
+    ok = stream->Write(hb);
+    *last_hb = now;
+  }
+  if (ok && now - *last_resend >= kFinishedResendSeconds) {
+    for (const auto& f : jobs_.Unacked()) {
+      v1::NodeMessage m;
+      *m.mutable_finished() = f;
+      ok = ok && stream->Write(m);
+    }
+    *last_resend = now;
+  }
+  return ok;
+}
+
+bool AgentClient::Session(const std::atomic<bool>& stop) {
+  grpc::ClientContext ctx;
+  Status cred = rpc::AttachCredential(codec_, &ctx);
+  if (!cred.ok()) {
+    Log("cannot create munge credential: " + cred.ToString());
+    return false;
+  }
+  auto stream = stub_->Connect(&ctx);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    inbox_.clear();
+    reader_done_ = false;
+  }
+  std::thread reader([&] {
+    v1::ControllerMessage m;
+    while (stream->Read(&m)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      inbox_.push_back(m);
+      cv_.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    reader_done_ = true;
+    cv_.notify_all();
+  });
+  jobs_.Poll();
+  jobs_.TakeOutbox();  // Register carries all of it
+  bool registered = false, ok = stream->Write(BuildRegister());
+  int64_t start = clock_.Now(), last_hb = start, last_resend = start;
+  while (ok && !stop) {
+    std::deque<v1::ControllerMessage> msgs;
+    bool dead = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(1),
+                   [&] { return !inbox_.empty() || reader_done_ || woken_; });
+      msgs.swap(inbox_);
+      dead = reader_done_;
+      woken_ = false;
+    }
+    for (const auto& m : msgs) Handle(m, &registered);
+    if (dead) break;
+    int64_t now = clock_.Now();
+    if (!registered) {
+      if (now - start >= kRegisterTimeoutS) {
+        Log("no Registered from tessera-ctld after " + std::to_string(kRegisterTimeoutS) + " s");
+        break;
+      }
+      continue;
+    }
+    ok = Flush(stream.get(), now, &last_hb, &last_resend);
+  }
+  ctx.TryCancel();
+  reader.join();
+  grpc::Status st = stream->Finish();
+  if (!stop)
+    Log("connection to tessera-ctld ended: " +
+        (st.ok() ? std::string("closed by the controller") : rpc::FromGrpc(st).ToString()));
+  return registered;
+}
+
+}  // namespace tessera::noded

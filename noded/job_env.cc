@@ -1,0 +1,124 @@
+#include "noded/job_env.h"
+
+#include "common/hostlist.h"
+
+namespace tessera::noded {
+namespace {
+
+const tessera::v1::NodeAllocation* FindAlloc(const tessera::v1::LaunchJob& l,
+                                             const std::string& node) {
+  for (const auto& a : l.alloc())
+    if (a.node() == node) return &a;
+  return nullptr;
+}
+
+void SetDefault(EnvMap& env, const std::string& key, const std::string& value) {
+  if (env.find(key) == env.end() && !value.empty()) env[key] = value;
+}
+
+std::string NodeList(const tessera::v1::LaunchJob& l, const std::string& self) {
+  if (!l.nodelist().empty()) return l.nodelist();
+  std::vector<std::string> nodes;
+  for (const auto& a : l.alloc()) nodes.push_back(a.node());
+  if (nodes.empty()) nodes.push_back(self);
+  return CompressHostlist(nodes);
+}
+
+// The SLURM_* variables (without twins); GPUs handled separately.
+EnvMap SlurmVars(const tessera::v1::LaunchJob& l, const NodeFacts& node, const UserInfo& user) {
+  const auto* mine = FindAlloc(l, node.node_name);
+  std::vector<uint32_t> tasks;
+  uint32_t task_sum = 0;
+  for (const auto& a : l.alloc()) {
+    tasks.push_back(a.tasks());
+    task_sum += a.tasks();
+  }
+  uint32_t ntasks = l.num_tasks() ? l.num_tasks() : (task_sum ? task_sum : 1);
+  if (tasks.empty()) tasks.push_back(ntasks);
+  std::string nnodes = std::to_string(l.alloc_size() ? l.alloc_size() : 1);
+  std::string id = std::to_string(l.job_id());
+  EnvMap v;
+  v["SLURM_JOB_ID"] = id;
+  v["SLURM_JOBID"] = id;
+  v["SLURM_JOB_NAME"] = l.name();
+  v["SLURM_JOB_NODELIST"] = v["SLURM_NODELIST"] = NodeList(l, node.node_name);
+  v["SLURM_NNODES"] = v["SLURM_JOB_NUM_NODES"] = nnodes;
+  v["SLURM_NTASKS"] = v["SLURM_NPROCS"] = std::to_string(ntasks);
+  v["SLURM_CPUS_ON_NODE"] = std::to_string(mine ? mine->cpus() : 1);
+  if (mine && mine->mem_mib() > 0) v["SLURM_MEM_PER_NODE"] = std::to_string(mine->mem_mib());
+  v["SLURM_SUBMIT_DIR"] = l.submit_dir().empty() ? l.workdir() : l.submit_dir();
+  v["SLURM_SUBMIT_HOST"] = l.submit_host();
+  v["SLURM_JOB_PARTITION"] = l.partition();
+  v["SLURM_JOB_ACCOUNT"] = l.account();
+  v["SLURM_JOB_UID"] = std::to_string(l.uid());
+  v["SLURM_JOB_USER"] = l.user().empty() ? user.name : l.user();
+  v["SLURM_JOB_GID"] = std::to_string(l.gid());
+  v["SLURM_NODEID"] = "0";
+  v["SLURM_TASKS_PER_NODE"] = CompressTasksPerNode(tasks);
+  v["SLURM_CLUSTER_NAME"] = node.cluster_name;
+  v["SLURMD_NODENAME"] = node.node_name;
+  return v;
+}
+
+}  // namespace
+
+std::string CompressTasksPerNode(const std::vector<uint32_t>& tasks) {
+  std::string out;
+  for (size_t i = 0; i < tasks.size();) {
+    size_t j = i;
+    while (j < tasks.size() && tasks[j] == tasks[i]) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(tasks[i]);
+    if (j - i > 1) out += "(x" + std::to_string(j - i) + ")";
+    i = j;
+  }
+  return out;
+}
+
+EnvMap BuildJobEnv(const tessera::v1::LaunchJob& launch, const NodeFacts& node,
+                   const UserInfo& user, std::string* error) {
+  EnvMap env(launch.env().begin(), launch.env().end());
+  SetDefault(env, "PATH", kDefaultPath);
+  SetDefault(env, "HOME", user.home);
+  SetDefault(env, "USER", user.name);
+  SetDefault(env, "LOGNAME", user.name);
+  SetDefault(env, "SHELL", user.shell.empty() ? "/bin/sh" : user.shell);
+  env["ENVIRONMENT"] = "BATCH";
+  for (const auto& [key, value] : SlurmVars(launch, node, user)) {
+    env[key] = value;
+    if (key == "SLURMD_NODENAME")
+      env["TESSERA_NODENAME"] = value;
+    else
+      env["TESSERA_" + key.substr(6)] = value;
+  }
+  std::string uuids;
+  size_t ngpus = 0;
+  for (const auto& a : launch.alloc()) {
+    if (a.node() != node.node_name) continue;
+    for (uint32_t idx : a.gpu_indices()) {
+      if (idx >= node.gpu_uuids.size()) {
+        if (error) *error = "GPU index " + std::to_string(idx) + " allocated on node " +
+                            node.node_name + " which has " +
+                            std::to_string(node.gpu_uuids.size()) + " GPUs";
+        continue;
+      }
+      if (!uuids.empty()) uuids += ',';
+      uuids += node.gpu_uuids[idx];
+      ++ngpus;
+    }
+  }
+  if (ngpus > 0) {
+    env["CUDA_VISIBLE_DEVICES"] = uuids;
+    env["SLURM_GPUS_ON_NODE"] = env["TESSERA_GPUS_ON_NODE"] = std::to_string(ngpus);
+  }
+  return env;
+}
+
+std::vector<std::string> EnvToStrings(const EnvMap& env) {
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+}  // namespace tessera::noded

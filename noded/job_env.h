@@ -1,0 +1,53 @@
+#pragma once
+// The environment of a batch job: a pure function of the LaunchJob, facts about this node and
+// the submitter's passwd entry. No I/O.
+//
+// Contents: the user's exported environment (LaunchJob.env) first; PATH/HOME/USER/LOGNAME/SHELL
+// filled from passwd (PATH: a standard system path) only when missing; then, overriding the
+// user's values, the Slurm variables:
+//   SLURM_JOB_ID SLURM_JOBID SLURM_JOB_NAME SLURM_JOB_NODELIST SLURM_NODELIST SLURM_NNODES
+//   SLURM_JOB_NUM_NODES SLURM_NTASKS SLURM_NPROCS SLURM_CPUS_ON_NODE SLURM_SUBMIT_DIR
+//   SLURM_SUBMIT_HOST SLURM_JOB_PARTITION SLURM_JOB_ACCOUNT SLURM_JOB_UID SLURM_JOB_USER
+//   SLURM_JOB_GID SLURM_NODEID(=0) SLURM_TASKS_PER_NODE SLURM_CLUSTER_NAME SLURM_MEM_PER_NODE
+//   (when this node's mem_mib > 0) SLURM_GPUS_ON_NODE (when GPUs are allocated) SLURMD_NODENAME
+//   ENVIRONMENT=BATCH
+// and a TESSERA_ twin of each SLURM_X named TESSERA_X (SLURMD_NODENAME's twin is
+// TESSERA_NODENAME), plus CUDA_VISIBLE_DEVICES = comma-separated UUIDs of this node's allocated
+// GPUs when any GPU is allocated here.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tessera/v1/agent.pb.h"
+
+namespace tessera::noded {
+
+struct NodeFacts {
+  std::string node_name;
+  std::string cluster_name;
+  std::vector<std::string> gpu_uuids;  // indexed by GPU index
+};
+
+struct UserInfo {
+  std::string name;
+  std::string home;
+  std::string shell;
+};
+
+using EnvMap = std::map<std::string, std::string>;
+
+inline constexpr char kDefaultPath[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// Errors (as a message in `error`, env still built without it): a GPU index allocated here that
+// this node does not have.
+EnvMap BuildJobEnv(const tessera::v1::LaunchJob& launch, const NodeFacts& node,
+                   const UserInfo& user, std::string* error = nullptr);
+
+// Slurm's SLURM_TASKS_PER_NODE syntax: runs of equal counts as "N(xK)": {2,2,2,1} -> "2(x3),1".
+std::string CompressTasksPerNode(const std::vector<uint32_t>& tasks);
+
+// "KEY=VALUE" strings for execve.
+std::vector<std::string> EnvToStrings(const EnvMap& env);
+
+}  // namespace tessera::noded

@@ -1,0 +1,184 @@
+#include "noded/job_manager.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tessera::noded {
+
+namespace v1 = tessera::v1;
+
+v1::JobFinished ToJobFinished(uint64_t id, const JobStatus& s) {
+  v1::JobFinished f;
+  f.set_job_id(id);
+  f.set_state(static_cast<v1::JobState>(static_cast<int>(s.state)));
+  f.set_exit_code(s.exit_code);
+  f.set_exit_signal(s.exit_signal);
+  f.set_end_time(s.end_time);
+  f.set_message(s.message);
+  return f;
+}
+
+JobManager::JobManager(Spool spool, StepdControl& control, const StepdProbe& probe,
+                       const Clock& clock, LogFn log)
+    : spool_(std::move(spool)), control_(control), probe_(probe), clock_(clock),
+      log_(std::move(log)) {}
+
+Status JobManager::Recover() {
+  auto scan = ScanSpool(spool_, probe_);
+  if (!scan.ok()) return scan.status();
+  for (uint64_t id : scan->running) {
+    running_[id] = spool_.ReadPid(id);
+    log_("job " + std::to_string(id) + ": reattached to running tessera-stepd pid " +
+         std::to_string(running_[id]));
+  }
+  for (const auto& [id, st] : scan->finished) {
+    finished_[id] = st;
+    log_("job " + std::to_string(id) + ": finished " + JobStateName(st.state) +
+         " while unacknowledged; will report it");
+  }
+  for (uint64_t id : scan->lost) Fail(id, "tessera-stepd for job " + std::to_string(id) + " was lost");
+  return Status::Ok();
+}
+
+Status JobManager::PrepareJobDir(const v1::LaunchJob& l) {
+  uint64_t id = l.job_id();
+  TESSERA_RETURN_IF_ERROR(spool_.CreateJobDir(id));
+  TESSERA_RETURN_IF_ERROR(WriteFileAtomic(spool_.LaunchFile(id), l.SerializeAsString()));
+  if (l.script().empty()) return Status::Ok();
+  std::string path = spool_.ScriptFile(id);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0700);
+  if (fd < 0) return Internal("cannot create script " + path + ": " + std::strerror(errno));
+  const std::string& text = l.script();
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return Internal("cannot write script " + path + ": " + std::strerror(errno));
+    }
+    off += static_cast<size_t>(n);
+  }
+  bool owned = ::fchown(fd, l.uid(), l.gid()) == 0;
+  int chown_errno = errno;
+  ::fchmod(fd, 0700);
+  ::close(fd);
+  if (!owned && l.uid() != ::geteuid())
+    return Internal("cannot give script " + path + " to uid " + std::to_string(l.uid()) + ": " +
+                    std::strerror(chown_errno));
+  return Status::Ok();
+}
+
+void JobManager::Launch(const v1::LaunchJob& l) {
+  uint64_t id = l.job_id();
+  std::string tag = "job " + std::to_string(id) + ": ";
+  if (running_.count(id) || finished_.count(id)) {
+    log_(tag + "launch ignored: job already known on this node");
+    return;
+  }
+  Status st = PrepareJobDir(l);
+  if (st.code() == Code::kAlreadyExists) {
+    log_(tag + "launch ignored: " + st.message());
+    return;
+  }
+  if (st.ok()) st = control_.Start(id, spool_.JobDir(id));
+  if (!st.ok()) {
+    log_(tag + "launch failed: " + st.message());
+    Fail(id, "launch failed on this node: " + st.message());
+    return;
+  }
+  running_[id] = spool_.ReadPid(id);
+  log_(tag + "launched, tessera-stepd pid " + std::to_string(running_[id]));
+  v1::NodeMessage m;
+  m.mutable_started()->set_job_id(id);
+  m.mutable_started()->set_start_time(clock_.Now());
+  outbox_.push_back(std::move(m));
+}
+
+void JobManager::Signal(uint64_t id, int signal) {
+  std::string tag = "job " + std::to_string(id) + ": ";
+  auto it = running_.find(id);
+  if (it == running_.end()) {
+    log_(tag + "signal " + std::to_string(signal) + " ignored: job is not running here");
+    return;
+  }
+  pid_t pid = spool_.ReadPid(id);
+  if (!probe_.IsStepdAlive(pid, spool_.JobDir(id))) {
+    log_(tag + "signal " + std::to_string(signal) + " not delivered: tessera-stepd is gone");
+    Poll();
+    return;
+  }
+  Status st = signal == 0 ? control_.Cancel(pid) : control_.Forward(pid, signal);
+  log_(tag + (signal == 0 ? std::string("cancel") : "signal " + std::to_string(signal)) +
+       (st.ok() ? " sent to tessera-stepd" : " failed: " + st.message()));
+}
+
+void JobManager::Ack(uint64_t id) {
+  if (!finished_.erase(id)) {
+    log_("job " + std::to_string(id) + ": ack ignored: job is not finished here");
+    return;
+  }
+  Status st = spool_.RemoveJobDir(id);
+  log_("job " + std::to_string(id) + ": acknowledged" + (st.ok() ? "" : "; " + st.message()));
+}
+
+void JobManager::Poll() {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, pid] : running_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    JobStatus st;
+    switch (ClassifyJob(spool_, probe_, id, &st)) {
+      case JobDirState::kRunning: break;
+      case JobDirState::kFinished: Finish(id, st); break;
+      case JobDirState::kLost:
+        Fail(id, "tessera-stepd for job " + std::to_string(id) + " was lost");
+        break;
+    }
+  }
+}
+
+void JobManager::Finish(uint64_t id, const JobStatus& status) {
+  running_.erase(id);
+  finished_[id] = status;
+  log_("job " + std::to_string(id) + ": finished " + JobStateName(status.state) + " exit " +
+       std::to_string(status.exit_code) + ":" + std::to_string(status.exit_signal) +
+       (status.message.empty() ? "" : " (" + status.message + ")"));
+  v1::NodeMessage m;
+  *m.mutable_finished() = ToJobFinished(id, status);
+  outbox_.push_back(std::move(m));
+}
+
+void JobManager::Fail(uint64_t id, const std::string& message) {
+  JobStatus st;
+  st.state = JobState::kFailed;
+  st.exit_code = 1;
+  st.end_time = clock_.Now();
+  st.message = message;
+  Status w = WriteStatusFile(spool_.StatusFile(id), st);
+  if (!w.ok()) log_("job " + std::to_string(id) + ": " + w.message());
+  Finish(id, st);
+}
+
+std::vector<uint64_t> JobManager::Running() const {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, pid] : running_) ids.push_back(id);
+  return ids;
+}
+
+std::vector<v1::JobFinished> JobManager::Unacked() const {
+  std::vector<v1::JobFinished> out;
+  for (const auto& [id, st] : finished_) out.push_back(ToJobFinished(id, st));
+  return out;
+}
+
+std::vector<v1::NodeMessage> JobManager::TakeOutbox() {
+  std::vector<v1::NodeMessage> out;
+  out.swap(outbox_);
+  return out;
+}
+
+}  // namespace tessera::noded

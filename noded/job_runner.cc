@@ -1,0 +1,294 @@
+#include "noded/job_runner.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "common/filename_pattern.h"
+
+extern char** environ;
+
+namespace tessera::noded {
+namespace {
+
+struct ChildPlan {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string user;
+  std::string out_path, err_path;
+  bool err_same = true;
+  std::string workdir;
+  std::vector<std::string> env;
+  std::vector<std::string> argv;  // argv[0] = program (script path or command)
+  bool is_script = false;
+};
+
+std::vector<char*> CArray(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+[[noreturn]] void ChildFail(int errfd, const std::string& msg, int code) {
+  ssize_t n = ::write(errfd, msg.data(), msg.size());
+  (void)n;
+  ::_exit(code);
+}
+
+void ResetSignals() {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int s = 1; s < NSIG; ++s)
+    if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
+}
+
+// Runs in the forked child; stepd is single-threaded, so ordinary library calls are safe.
+[[noreturn]] void RunChild(ChildPlan& p, int errfd) {
+  ResetSignals();
+  ::setsid();
+  if (::getuid() == 0) {
+    if (::initgroups(p.user.c_str(), p.gid) != 0)
+      ChildFail(errfd, "initgroups(" + p.user + "): " + std::strerror(errno), 1);
+    if (::setgid(p.gid) != 0) ChildFail(errfd, "setgid: " + std::string(std::strerror(errno)), 1);
+    if (::setuid(p.uid) != 0) ChildFail(errfd, "setuid: " + std::string(std::strerror(errno)), 1);
+  } else if (p.uid != ::getuid()) {
+    ChildFail(errfd, "tessera-stepd runs as uid " + std::to_string(::getuid()) +
+                         " and cannot switch to uid " + std::to_string(p.uid), 1);
+  }
+  ::umask(022);
+  int in = ::open("/dev/null", O_RDONLY);
+  if (in >= 0) ::dup2(in, 0);
+  int out = ::open(p.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (out < 0) ChildFail(errfd, "cannot open output file " + p.out_path + ": " + std::strerror(errno), 1);
+  ::dup2(out, 1);
+  if (p.err_same) {
+    ::dup2(1, 2);
+  } else {
+    int err = ::open(p.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (err < 0) ChildFail(errfd, "cannot open error file " + p.err_path + ": " + std::strerror(errno), 1);
+    ::dup2(err, 2);
+  }
+  if (::chdir(p.workdir.c_str()) != 0) {
+    std::string msg = "couldn't chdir to `" + p.workdir + "': " + std::strerror(errno);
+    ::dprintf(2, "tessera-stepd: error: %s\n", msg.c_str());
+    ChildFail(errfd, msg, 1);
+  }
+  std::vector<char*> envp = CArray(p.env);
+  std::vector<char*> argv = CArray(p.argv);
+  if (p.is_script) {
+    ::execve(argv[0], argv.data(), envp.data());
+    if (errno == ENOEXEC) {
+      std::vector<std::string> sh = {"/bin/sh", p.argv[0]};
+      std::vector<char*> shv = CArray(sh);
+      ::execve(shv[0], shv.data(), envp.data());
+    }
+  } else {
+    environ = envp.data();
+    ::execvp(argv[0], argv.data());
+  }
+  std::string msg = "cannot execute " + p.argv[0] + ": " + std::strerror(errno);
+  ::dprintf(2, "tessera-stepd: error: %s\n", msg.c_str());
+  ChildFail(errfd, msg, errno == ENOENT ? 127 : 126);
+}
+
+int64_t MonoMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+std::string IsoNow() {
+  time_t t = time(nullptr);
+  tm lt{};
+  localtime_r(&t, &lt);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &lt);
+  return buf;
+}
+
+// Slurm-style banner in the job's error file. stepd may be root: it appends only to a regular
+// file (no symlink) owned by the job's user, so a user cannot aim it at someone else's file.
+void Banner(const std::string& path, uid_t owner, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return;
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != owner) {
+    ::close(fd);
+    return;
+  }
+  std::string line = "tessera-stepd: error: *** " + text + " ***\n";
+  ssize_t n = ::write(fd, line.data(), line.size());
+  (void)n;
+  ::close(fd);
+}
+
+struct Supervision {
+  pid_t pid;
+  int sfd;
+  const tessera::v1::LaunchJob& launch;
+  const JobRunOptions& opts;
+  std::string err_path;
+};
+
+void Say(const JobRunOptions& o, const std::string& m) {
+  if (o.log) o.log(m);
+}
+
+JobStatus Supervise(const Supervision& s) {
+  const auto& l = s.launch;
+  int64_t start = MonoMs();
+  int64_t deadline = l.time_limit_s() > 0 ? start + l.time_limit_s() * 1000 : -1;
+  int64_t grace_ms = std::max<int64_t>(0, l.kill_wait_s()) * 1000;
+  int64_t kill_at = -1;
+  JobState ending = JobState::kUnspecified;
+  std::string job = "JOB " + std::to_string(l.job_id()) + " ON " + s.opts.node.node_name;
+  auto escalate = [&](JobState why, const std::string& banner) {
+    if (ending != JobState::kUnspecified) return;
+    ending = why;
+    Banner(s.err_path, s.launch.uid(), banner);
+    Say(s.opts, banner + ": SIGTERM to the job, SIGKILL in " + std::to_string(grace_ms) + " ms");
+    ::kill(-s.pid, SIGTERM);
+    kill_at = MonoMs() + grace_ms;
+  };
+  int wstatus = 0;
+  bool exited = false;
+  while (!exited) {
+    int64_t now = MonoMs();
+    if (deadline >= 0 && now >= deadline)
+      escalate(JobState::kTimeout, job + " CANCELLED AT " + IsoNow() + " DUE TO TIME LIMIT");
+    if (kill_at >= 0 && now >= kill_at) {
+      Say(s.opts, "grace period over: SIGKILL to the job");
+      ::kill(-s.pid, SIGKILL);
+      kill_at = -1;
+    }
+    int64_t next = kill_at;
+    if (ending == JobState::kUnspecified && deadline >= 0) next = deadline;
+    int timeout = next < 0 ? -1 : static_cast<int>(std::max<int64_t>(0, next - now));
+    pollfd p{s.sfd, POLLIN, 0};
+    ::poll(&p, 1, timeout);
+    signalfd_siginfo si{};
+    while (::read(s.sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+      if (si.ssi_signo == SIGCHLD) {
+        int st = 0;
+        for (pid_t r; (r = ::waitpid(-1, &st, WNOHANG)) > 0;)
+          if (r == s.pid) wstatus = st, exited = true;
+      } else if (si.ssi_signo == SIGTERM) {
+        escalate(JobState::kCancelled, job + " CANCELLED AT " + IsoNow());
+      } else if (si.ssi_signo == SIGUSR1) {
+        int sig = si.ssi_int;
+        if (sig > 0 && sig < NSIG) {
+          Say(s.opts, "forwarding signal " + std::to_string(sig) + " to the job");
+          ::kill(-s.pid, sig);
+        }
+      }
+    }
+  }
+  ::kill(-s.pid, SIGKILL);  // whatever the script left behind in its process group
+  JobStatus r;
+  r.end_time = time(nullptr);
+  if (WIFEXITED(wstatus)) r.exit_code = WEXITSTATUS(wstatus);
+  if (WIFSIGNALED(wstatus)) r.exit_signal = WTERMSIG(wstatus);
+  if (ending != JobState::kUnspecified)
+    r.state = ending;
+  else
+    r.state = (WIFEXITED(wstatus) && r.exit_code == 0) ? JobState::kCompleted : JobState::kFailed;
+  if (r.state == JobState::kTimeout)
+    r.message = "time limit of " + std::to_string(l.time_limit_s()) + " s reached";
+  return r;
+}
+
+JobStatus Failed(const std::string& message, int code = 1) {
+  JobStatus st;
+  st.state = JobState::kFailed;
+  st.exit_code = code;
+  st.end_time = time(nullptr);
+  st.message = message;
+  return st;
+}
+
+}  // namespace
+
+void BlockJobSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGCHLD, SIGTERM, SIGUSR1, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&set, s);
+  ::sigprocmask(SIG_BLOCK, &set, nullptr);
+}
+
+JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
+  passwd pwd{}, *pw = nullptr;
+  std::vector<char> buf(16384);
+  if (getpwuid_r(l.uid(), &pwd, buf.data(), buf.size(), &pw) != 0 || !pw)
+    return Failed("unknown uid " + std::to_string(l.uid()) + " (user '" + l.user() +
+                  "') on node " + opts.node.node_name);
+  UserInfo user{pw->pw_name, pw->pw_dir, pw->pw_shell};
+  if (l.script().empty() && l.argv_size() == 0) return Failed("job has neither a script nor argv");
+  ChildPlan plan;
+  plan.uid = l.uid();
+  plan.gid = l.gid();
+  plan.user = user.name;
+  plan.workdir = l.workdir().empty() ? user.home : l.workdir();
+  FilenameVars vars{l.job_id(), l.name(), user.name, 0, -1, opts.node.node_name};
+  plan.out_path = ExpandFilenamePattern(l.stdout_path(), vars, plan.workdir);
+  plan.err_same = l.stderr_path().empty();
+  plan.err_path = plan.err_same ? plan.out_path
+                                : ExpandFilenamePattern(l.stderr_path(), vars, plan.workdir);
+  std::string env_error;
+  plan.env = EnvToStrings(BuildJobEnv(l, opts.node, user, &env_error));
+  if (!env_error.empty()) Say(opts, "warning: " + env_error);
+  plan.is_script = !l.script().empty();
+  if (plan.is_script)
+    plan.argv = {opts.script_path};
+  else
+    plan.argv.assign(l.argv().begin(), l.argv().end());
+
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGCHLD, SIGTERM, SIGUSR1}) sigaddset(&mask, s);
+  int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  int errpipe[2];
+  if (sfd < 0 || ::pipe2(errpipe, O_CLOEXEC) != 0)
+    return Failed(std::string("stepd setup: ") + std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) return Failed(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(errpipe[0]);
+    RunChild(plan, errpipe[1]);
+  }
+  ::close(errpipe[1]);
+  std::string setup_error;
+  char chunk[512];
+  for (ssize_t n; (n = ::read(errpipe[0], chunk, sizeof chunk)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    setup_error.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(errpipe[0]);
+  if (!setup_error.empty()) {
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    ::close(sfd);
+    return Failed(setup_error, WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+  }
+  Say(opts, "job " + std::to_string(l.job_id()) + " started as pid " + std::to_string(pid) +
+                " (uid " + std::to_string(l.uid()) + "), output " + plan.out_path);
+  JobStatus st = Supervise({pid, sfd, l, opts, plan.err_path});
+  ::close(sfd);
+  return st;
+}
+
+}  // namespace tessera::noded

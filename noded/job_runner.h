@@ -1,0 +1,41 @@
+#pragma once
+// tessera-stepd's core: runs one batch job to its end and says how it ended.
+//
+// The job process: its own session and process group; the submitter's supplementary groups
+// (initgroups), gid and uid (switched only when stepd runs as root; otherwise only the own uid
+// is allowed); stdout/stderr files opened AFTER dropping privileges (so they are created with
+// the user's ownership and permissions, truncated, mode 0644 minus umask; stderr "" = the stdout
+// file); stdin /dev/null; chdir(workdir) (failure: an error line in the job's stderr, job FAILED);
+// the environment from BuildJobEnv; execve of the script (via /bin/sh when it has no #! line) or
+// of argv (PATH search with the job's PATH).
+//
+// Supervision (signals arrive through a signalfd):
+//   time limit (time_limit_s > 0): SIGTERM to the process group, KillWait later SIGKILL -> TIMEOUT
+//   SIGTERM to stepd (cancel):     the same escalation -> CANCELLED
+//   SIGUSR1 with sigqueue value N: signal N forwarded to the process group; the job goes on
+// When the job's main process ends, what is left of its process group is SIGKILLed.
+// End states: exit 0 -> COMPLETED; non-zero exit or death by signal -> FAILED; TIMEOUT and
+// CANCELLED as above whatever the exit status; setup failures -> FAILED with a message.
+#include <string>
+
+#include "noded/job_env.h"
+#include "noded/job_status.h"
+#include "tessera/v1/agent.pb.h"
+
+namespace tessera::noded {
+
+struct JobRunOptions {
+  NodeFacts node;
+  std::string script_path;   // <job dir>/script (used when the LaunchJob has a script)
+  // Called with progress lines (stepd logs them to its stepd.log).
+  void (*log)(const std::string&) = nullptr;
+};
+
+// Blocks until the job has ended. Must be called with SIGCHLD, SIGTERM and SIGUSR1 blocked
+// (stepd blocks them first thing), from a single-threaded process.
+JobStatus RunJob(const tessera::v1::LaunchJob& launch, const JobRunOptions& opts);
+
+// The signals RunJob handles through its signalfd.
+void BlockJobSignals();
+
+}  // namespace tessera::noded

@@ -1,0 +1,38 @@
+#pragma once
+// The per-job status file that tessera-stepd writes when a job ends (and that noded writes
+// itself when a launch fails or a stepd is lost). Its presence means "the job has finished".
+//
+// Format: one `key=value` per line, keys state, exit_code, exit_signal, end_time, message
+// (state is the Slurm name, e.g. COMPLETED; message has newlines replaced by spaces).
+// Unknown keys are ignored (forward compatible); a missing or unknown state is an error.
+// Writes are atomic: tmp file + fsync + rename + fsync of the directory, so a reader sees
+// either no file or a complete one.
+#include <cstdint>
+#include <string>
+
+#include "common/job_state.h"
+#include "common/status.h"
+
+namespace tessera::noded {
+
+struct JobStatus {
+  JobState state = JobState::kFailed;
+  int32_t exit_code = 0;
+  int32_t exit_signal = 0;
+  int64_t end_time = 0;
+  std::string message;
+
+  bool operator==(const JobStatus&) const = default;
+};
+
+std::string FormatJobStatus(const JobStatus& s);
+// `where` names the source in error messages (a path).
+Result<JobStatus> ParseJobStatus(const std::string& text, const std::string& where);
+
+// Atomically replaces `path` with `contents` (mode 0644).
+Status WriteFileAtomic(const std::string& path, const std::string& contents);
+Status WriteStatusFile(const std::string& path, const JobStatus& s);
+// kNotFound when the file does not exist.
+Result<JobStatus> ReadStatusFile(const std::string& path);
+
+}  // namespace tessera::noded

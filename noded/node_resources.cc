@@ -1,0 +1,75 @@
+#include "noded/node_resources.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace tessera::noded {
+namespace {
+
+Result<std::string> Slurp(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Internal("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+uint32_t DiscoverCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<uint32_t>(n);
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<uint32_t>(n) : 1;
+}
+
+Result<uint64_t> ParseMemTotalMib(const std::string& meminfo) {
+  std::istringstream in(meminfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemTotal:", 0) != 0) continue;
+    std::istringstream fields(line.substr(9));
+    uint64_t kb = 0;
+    std::string unit;
+    if (!(fields >> kb)) return InvalidArgument("meminfo: malformed MemTotal line: " + line);
+    fields >> unit;
+    if (!unit.empty() && unit != "kB") return InvalidArgument("meminfo: unexpected unit " + unit);
+    return kb / 1024;
+  }
+  return InvalidArgument("meminfo: no MemTotal line");
+}
+
+Result<uint64_t> DiscoverMemoryMib() {
+  auto text = Slurp("/proc/meminfo");
+  if (!text.ok()) return text.status();
+  return ParseMemTotalMib(*text);
+}
+
+Result<int64_t> ParseBootTime(const std::string& proc_stat) {
+  std::istringstream in(proc_stat);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("btime ", 0) != 0) continue;
+    try {
+      return static_cast<int64_t>(std::stoll(line.substr(6)));
+    } catch (...) {
+      return InvalidArgument("/proc/stat: malformed btime line: " + line);
+    }
+  }
+  return InvalidArgument("/proc/stat: no btime line");
+}
+
+Result<int64_t> DiscoverBootTime() {
+  auto text = Slurp("/proc/stat");
+  if (!text.ok()) return text.status();
+  return ParseBootTime(*text);
+}
+
+}  // namespace tessera::noded

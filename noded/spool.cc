@@ -1,0 +1,118 @@
+#include "noded/spool.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tessera::noded {
+
+namespace fs = std::filesystem;
+
+Status Spool::Init() const {
+  std::error_code ec;
+  fs::create_directories(root_, ec);
+  if (ec) return Internal("cannot create spool directory " + root_ + ": " + ec.message());
+  if (::chmod(root_.c_str(), 0755) != 0)
+    return Internal("cannot chmod spool directory " + root_ + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Result<std::vector<uint64_t>> Spool::ListJobs() const {
+  std::vector<uint64_t> ids;
+  std::error_code ec;
+  for (fs::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind("job.", 0) != 0 || !it->is_directory()) continue;
+    std::string num = name.substr(4);
+    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos) continue;
+    ids.push_back(std::stoull(num));
+  }
+  if (ec) return Internal("cannot list spool directory " + root_ + ": " + ec.message());
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+Status Spool::CreateJobDir(uint64_t id) const {
+  std::string dir = JobDir(id);
+  if (::mkdir(dir.c_str(), 0755) != 0) {
+    if (errno == EEXIST) return AlreadyExists("job directory " + dir + " exists");
+    return Internal("cannot create " + dir + ": " + std::strerror(errno));
+  }
+  ::chmod(dir.c_str(), 0755);
+  return Status::Ok();
+}
+
+Status Spool::RemoveJobDir(uint64_t id) const {
+  std::error_code ec;
+  fs::remove_all(JobDir(id), ec);
+  if (ec) return Internal("cannot remove " + JobDir(id) + ": " + ec.message());
+  return Status::Ok();
+}
+
+pid_t Spool::ReadPid(uint64_t id) const {
+  std::ifstream in(PidFile(id));
+  long long pid = 0;
+  if (!(in >> pid) || pid <= 0) return 0;
+  return static_cast<pid_t>(pid);
+}
+
+bool ProcStepdProbe::IsStepdAlive(pid_t pid, const std::string& job_dir) const {
+  if (pid <= 0) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string all = ss.str();
+  std::vector<std::string> argv;
+  for (size_t start = 0; start < all.size();) {
+    size_t end = all.find('\0', start);
+    if (end == std::string::npos) end = all.size();
+    argv.push_back(all.substr(start, end - start));
+    start = end + 1;
+  }
+  if (argv.empty()) return false;  // a zombie has an empty cmdline
+  if (fs::path(argv[0]).filename() != "tessera-stepd") return false;
+  return std::find(argv.begin() + 1, argv.end(), job_dir) != argv.end();
+}
+
+JobDirState ClassifyJob(const Spool& spool, const StepdProbe& probe, uint64_t id,
+                        JobStatus* status) {
+  auto read = [&]() -> bool {
+    auto st = ReadStatusFile(spool.StatusFile(id));
+    if (st.ok()) {
+      *status = *st;
+      return true;
+    }
+    if (st.status().code() == Code::kNotFound) return false;
+    *status = JobStatus{};
+    status->state = JobState::kFailed;
+    status->message = "unreadable status file: " + st.status().message();
+    return true;
+  };
+  if (read()) return JobDirState::kFinished;
+  if (probe.IsStepdAlive(spool.ReadPid(id), spool.JobDir(id))) return JobDirState::kRunning;
+  if (read()) return JobDirState::kFinished;
+  return JobDirState::kLost;
+}
+
+Result<SpoolScan> ScanSpool(const Spool& spool, const StepdProbe& probe) {
+  auto ids = spool.ListJobs();
+  if (!ids.ok()) return ids.status();
+  SpoolScan scan;
+  for (uint64_t id : *ids) {
+    JobStatus st;
+    switch (ClassifyJob(spool, probe, id, &st)) {
+      case JobDirState::kRunning: scan.running.push_back(id); break;
+      case JobDirState::kFinished: scan.finished[id] = st; break;
+      case JobDirState::kLost: scan.lost.push_back(id); break;
+    }
+  }
+  return scan;
+}
+
+}  // namespace tessera::noded

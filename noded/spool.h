@@ -1,0 +1,79 @@
+#pragma once
+// The node's spool directory (ClusterConfig::SpoolDirFor(node), mode 0755) and its layout:
+//
+//   <spool>/noded.sock            datagram socket: stepd sends "<job id>" when a job ended
+//   <spool>/job.<id>/             one directory per job noded knows (running or unacked)
+//       launch.pb                 the serialized tessera.v1.LaunchJob (written by noded)
+//       script                    the batch script (owner: the job's uid, mode 0700)
+//       stepd.pid                 pid of the detached tessera-stepd (written by stepd)
+//       stepd.log                 stepd's own diagnostics
+//       status                    written atomically by stepd (or noded) when the job ended
+//
+// A job directory is removed only when ctld acknowledged the job's JobFinished.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "noded/job_status.h"
+
+namespace tessera::noded {
+
+class Spool {
+ public:
+  explicit Spool(std::string root) : root_(std::move(root)) {}
+  const std::string& root() const { return root_; }
+  std::string NotifySocket() const { return root_ + "/noded.sock"; }
+  std::string JobDir(uint64_t id) const { return root_ + "/job." + std::to_string(id); }
+  std::string LaunchFile(uint64_t id) const { return JobDir(id) + "/launch.pb"; }
+  std::string ScriptFile(uint64_t id) const { return JobDir(id) + "/script"; }
+  std::string PidFile(uint64_t id) const { return JobDir(id) + "/stepd.pid"; }
+  std::string StatusFile(uint64_t id) const { return JobDir(id) + "/status"; }
+
+  // Creates the root (and parents) with mode 0755.
+  Status Init() const;
+  // Ids of all job.<id> directories, ascending. Other entries are ignored.
+  Result<std::vector<uint64_t>> ListJobs() const;
+  // Creates job.<id> (0755). kAlreadyExists when it exists.
+  Status CreateJobDir(uint64_t id) const;
+  Status RemoveJobDir(uint64_t id) const;
+  // The pid in stepd.pid, or 0 when absent or malformed.
+  pid_t ReadPid(uint64_t id) const;
+
+ private:
+  std::string root_;
+};
+
+// Says whether `pid` is a live tessera-stepd serving job directory `job_dir`.
+class StepdProbe {
+ public:
+  virtual ~StepdProbe() = default;
+  virtual bool IsStepdAlive(pid_t pid, const std::string& job_dir) const = 0;
+};
+
+// /proc/<pid>/cmdline: argv[0]'s basename is tessera-stepd and one argument is `job_dir`.
+class ProcStepdProbe final : public StepdProbe {
+ public:
+  bool IsStepdAlive(pid_t pid, const std::string& job_dir) const override;
+};
+
+// What a job directory found in the spool means.
+struct SpoolScan {
+  std::vector<uint64_t> running;              // stepd alive, no status yet
+  std::map<uint64_t, JobStatus> finished;     // status file present
+  std::vector<uint64_t> lost;                 // neither: stepd died without a status
+};
+
+// Classifies one job: status file -> finished; else live stepd -> running; else lost.
+// The status file is read again after a dead pid is seen, so a stepd that wrote its status and
+// exited between the two checks is not mistaken for lost. An unreadable status file counts as
+// finished FAILED with the parse error as message.
+enum class JobDirState { kRunning, kFinished, kLost };
+JobDirState ClassifyJob(const Spool& spool, const StepdProbe& probe, uint64_t id,
+                        JobStatus* status);
+Result<SpoolScan> ScanSpool(const Spool& spool, const StepdProbe& probe);
+
+}  // namespace tessera::noded

@@ -1,0 +1,314 @@
+// End-to-end tests of the real tessera-stepd (and noded's launch path through it). They need
+// root (to switch to an unprivileged user) and create the user `tessera-test` when it is absent.
+// Binaries come from $TESSERA_BUILD_DIR/bin.
+#include <catch2/catch.hpp>
+
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/clock.h"
+#include "noded/job_manager.h"
+#include "noded/job_status.h"
+#include "noded/notify_socket.h"
+#include "noded/spool.h"
+#include "noded/stepd_control.h"
+#include "tests/unit/noded/test_util.h"
+
+using namespace tessera;
+using namespace tessera::noded;
+using tessera::noded::testing::ReadAll;
+using tessera::noded::testing::ScratchDir;
+using tessera::noded::testing::WaitFor;
+using tessera::noded::testing::WriteAll;
+
+namespace {
+
+constexpr char kTestUser[] = "tessera-test";
+
+// $TESSERA_BUILD_DIR/bin; without it, the bin/ beside this test's tests/ directory.
+std::string BinDir() {
+  if (const char* b = std::getenv("TESSERA_BUILD_DIR")) return std::string(b) + "/bin";
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (self.parent_path().parent_path() / "bin").string();
+}
+
+// Root plus the test user, or a reason to skip.
+bool Prepared(passwd* out) {
+  if (geteuid() != 0) {
+    WARN("SKIPPED: stepd end-to-end tests need root (to switch to an unprivileged user)");
+    return false;
+  }
+  if (!getpwnam(kTestUser)) {
+    int rc = std::system("useradd -r -M -s /bin/sh tessera-test >/dev/null 2>&1");
+    REQUIRE(rc == 0);
+  }
+  passwd* pw = getpwnam(kTestUser);
+  REQUIRE(pw != nullptr);
+  *out = *pw;
+  REQUIRE(std::filesystem::exists(BinDir() + "/tessera-stepd"));
+  return true;
+}
+
+// A spool with one job directory and a workdir owned by the test user.
+struct JobSetup {
+  ScratchDir root;
+  Spool spool{root.path() + "/spool"};
+  std::string workdir = root.path() + "/work";
+  passwd user{};
+  uint64_t id = 0;
+
+  JobSetup(const passwd& u, uint64_t job_id) : user(u), id(job_id) {
+    chmod(root.path().c_str(), 0755);
+    REQUIRE(spool.Init().ok());
+    std::filesystem::create_directory(workdir);
+    REQUIRE(chown(workdir.c_str(), user.pw_uid, user.pw_gid) == 0);
+  }
+
+  tessera::v1::LaunchJob Launch(const std::string& script) const {
+    tessera::v1::LaunchJob l;
+    l.set_job_id(id);
+    l.set_name("e2e");
+    l.set_uid(user.pw_uid);
+    l.set_gid(user.pw_gid);
+    l.set_user(kTestUser);
+    l.set_script(script);
+    l.set_workdir(workdir);
+    l.set_stdout_path("out-%j-%N.txt");
+    l.set_time_limit_s(-1);
+    l.set_kill_wait_s(1);
+    l.set_partition("debug");
+    l.set_nodelist("n1");
+    auto* a = l.add_alloc();
+    a->set_node("n1");
+    a->set_cpus(2);
+    a->set_tasks(1);
+    a->add_gpu_indices(1);
+    (*l.mutable_env())["MYVAR"] = "hello world";
+    return l;
+  }
+
+  // Writes launch.pb and the script as noded does.
+  void Write(const tessera::v1::LaunchJob& l) const {
+    REQUIRE(spool.CreateJobDir(id).ok());
+    WriteAll(spool.LaunchFile(id), l.SerializeAsString());
+    WriteAll(spool.ScriptFile(id), l.script());
+    REQUIRE(chown(spool.ScriptFile(id).c_str(), user.pw_uid, user.pw_gid) == 0);
+    REQUIRE(chmod(spool.ScriptFile(id).c_str(), 0700) == 0);
+  }
+
+  StepdArgs Args() const {
+    return StepdArgs{BinDir() + "/tessera-stepd", "n1", "testcluster", spool.NotifySocket(),
+                     {"GPU-zero", "GPU-one"}};
+  }
+
+  std::string Output() const { return ReadAll(workdir + "/out-" + std::to_string(id) + "-n1.txt"); }
+
+  JobStatus WaitStatus(double seconds) const {
+    std::string path = spool.StatusFile(id);
+    REQUIRE(WaitFor([&] { return std::filesystem::exists(path); }, seconds));
+    auto st = ReadStatusFile(path);
+    REQUIRE(st.ok());
+    return *st;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("stepd runs a script as the submitting user with the job environment") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 101);
+  auto l = job.Launch(
+      "#!/bin/bash\n"
+      "echo \"uid=$(id -u) gid=$(id -g)\"\n"
+      "echo \"job=$SLURM_JOB_ID tjob=$TESSERA_JOB_ID name=$SLURM_JOB_NAME\"\n"
+      "echo \"cuda=$CUDA_VISIBLE_DEVICES cpus=$SLURM_CPUS_ON_NODE node=$SLURMD_NODENAME\"\n"
+      "echo \"myvar=$MYVAR user=$USER pwd=$(pwd)\"\n"
+      "echo to-stderr >&2\n");
+  job.Write(l);
+  auto notify = BindNotifySocket(job.spool.NotifySocket());
+  REQUIRE(notify.ok());
+  OsStepdControl control(job.Args());
+  REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+  CHECK(job.spool.ReadPid(l.job_id()) > 0);
+
+  JobStatus st = job.WaitStatus(20);
+  CHECK(st.state == JobState::kCompleted);
+  CHECK(st.exit_code == 0);
+  CHECK(ReceiveNotify(*notify, 5000) == l.job_id());
+  close(*notify);
+
+  std::string out = job.Output();
+  INFO(out);
+  std::string ids = std::to_string(user.pw_uid);
+  CHECK(out.find("uid=" + ids + " gid=" + std::to_string(user.pw_gid)) != std::string::npos);
+  CHECK(out.find("job=101 tjob=101 name=e2e") != std::string::npos);
+  CHECK(out.find("cuda=GPU-one cpus=2 node=n1") != std::string::npos);
+  CHECK(out.find("myvar=hello world user=tessera-test pwd=" + job.workdir) != std::string::npos);
+  CHECK(out.find("to-stderr") != std::string::npos);  // stderr "" = the stdout file
+  struct stat sb {};
+  REQUIRE(stat((job.workdir + "/out-101-n1.txt").c_str(), &sb) == 0);
+  CHECK(sb.st_uid == user.pw_uid);
+  CHECK(sb.st_gid == user.pw_gid);
+}
+
+TEST_CASE("stepd: separate stderr file, non-zero exit is FAILED") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 102);
+  auto l = job.Launch("#!/bin/sh\necho out\necho err >&2\nexit 3\n");
+  l.set_stderr_path("err-%j.txt");
+  job.Write(l);
+  OsStepdControl control(job.Args());
+  REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+  JobStatus st = job.WaitStatus(20);
+  CHECK(st.state == JobState::kFailed);
+  CHECK(st.exit_code == 3);
+  CHECK(job.Output() == "out\n");
+  CHECK(ReadAll(job.workdir + "/err-102.txt") == "err\n");
+}
+
+TEST_CASE("stepd: time limit ends in TIMEOUT with SIGKILL after the grace period") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 103);
+  auto l = job.Launch(
+      "#!/bin/bash\ntrap 'echo got-term' TERM\necho started\n"
+      "while true; do sleep 0.1; done\n");
+  l.set_time_limit_s(1);
+  l.set_kill_wait_s(1);
+  job.Write(l);
+  auto t0 = std::chrono::steady_clock::now();
+  OsStepdControl control(job.Args());
+  REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+  JobStatus st = job.WaitStatus(20);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(st.state == JobState::kTimeout);
+  CHECK(st.exit_signal == SIGKILL);  // it ignored SIGTERM
+  CHECK(secs >= 1.9);
+  CHECK(secs < 10);
+  std::string out = job.Output();
+  INFO(out);
+  CHECK(out.find("got-term") != std::string::npos);
+  CHECK(out.find("DUE TO TIME LIMIT") != std::string::npos);
+}
+
+TEST_CASE("stepd: forwarded signals keep the job running; cancel ends it CANCELLED") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 104);
+  auto l = job.Launch(
+      "#!/bin/bash\ntrap 'echo got-usr1' USR1\necho started\n"
+      "while true; do sleep 0.1; done\n");
+  l.set_kill_wait_s(5);
+  job.Write(l);
+  OsStepdControl control(job.Args());
+  REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+  REQUIRE(WaitFor([&] { return job.Output().find("started") != std::string::npos; }, 10));
+  pid_t pid = job.spool.ReadPid(l.job_id());
+  CHECK(ProcStepdProbe().IsStepdAlive(pid, job.spool.JobDir(l.job_id())));
+  REQUIRE(control.Forward(pid, SIGUSR1).ok());
+  REQUIRE(WaitFor([&] { return job.Output().find("got-usr1") != std::string::npos; }, 10));
+  CHECK(!std::filesystem::exists(job.spool.StatusFile(l.job_id())));
+  auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(control.Cancel(pid).ok());
+  JobStatus st = job.WaitStatus(20);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(st.state == JobState::kCancelled);
+  CHECK(st.exit_signal == SIGTERM);  // bash without a TERM trap dies at once
+  CHECK(secs < 4);
+  CHECK(WaitFor([&] { return !ProcStepdProbe().IsStepdAlive(pid, job.spool.JobDir(l.job_id())); }, 5));
+}
+
+TEST_CASE("stepd: a missing workdir fails the job with Slurm's message in the error file") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 105);
+  auto l = job.Launch("#!/bin/sh\necho never\n");
+  l.set_workdir(job.root.path() + "/does-not-exist");
+  l.set_stdout_path(job.workdir + "/out.txt");
+  job.Write(l);
+  OsStepdControl control(job.Args());
+  REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+  JobStatus st = job.WaitStatus(20);
+  CHECK(st.state == JobState::kFailed);
+  CHECK(st.message.find("couldn't chdir") != std::string::npos);
+  CHECK(ReadAll(job.workdir + "/out.txt").find("couldn't chdir") != std::string::npos);
+}
+
+TEST_CASE("stepd: an unknown uid fails the job with a message") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 106);
+  auto l = job.Launch("#!/bin/sh\necho never\n");
+  l.set_uid(3999999);
+  job.Write(l);
+  OsStepdControl control(job.Args());
+  REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+  JobStatus st = job.WaitStatus(20);
+  CHECK(st.state == JobState::kFailed);
+  CHECK(st.message.find("unknown uid 3999999") != std::string::npos);
+}
+
+TEST_CASE("stepd start errors reach noded: no launch.pb") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 107);
+  REQUIRE(job.spool.CreateJobDir(107).ok());
+  OsStepdControl control(job.Args());
+  Status st = control.Start(107, job.spool.JobDir(107));
+  REQUIRE(!st.ok());
+  CHECK(st.message().find("cannot read a LaunchJob") != std::string::npos);
+}
+
+TEST_CASE("noded's job manager with the real stepd: launch, finish, survive, lose") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 108);
+  OsStepdControl control(job.Args());
+  ProcStepdProbe probe;
+  SystemClock clock;
+  auto quiet = [](const std::string&) {};
+  {
+    JobManager jobs(job.spool, control, probe, clock, quiet);
+    REQUIRE(jobs.Recover().ok());
+    jobs.Launch(job.Launch("#!/bin/sh\necho quick\n"));
+    REQUIRE(WaitFor([&] { jobs.Poll(); return jobs.IsFinished(108); }, 20));
+    auto fin = jobs.Unacked();
+    REQUIRE(fin.size() == 1);
+    CHECK(fin[0].state() == tessera::v1::COMPLETED);
+
+    // A long job whose stepd gets SIGKILLed while noded "is down".
+    JobSetup* j = &job;
+    j->id = 109;
+    jobs.Launch(job.Launch("#!/bin/sh\necho $$ > jobpid\nexec sleep 60\n"));
+    CHECK(jobs.IsRunning(109));
+  }
+  // "noded restarts": a new manager recovers both from the spool.
+  JobManager jobs(job.spool, control, probe, clock, quiet);
+  REQUIRE(jobs.Recover().ok());
+  CHECK(jobs.Running() == std::vector<uint64_t>{109});
+  CHECK(jobs.IsFinished(108));
+  pid_t stepd = job.spool.ReadPid(109);
+  REQUIRE(stepd > 0);
+  REQUIRE(kill(stepd, SIGKILL) == 0);
+  REQUIRE(WaitFor([&] { jobs.Poll(); return jobs.IsFinished(109); }, 10));
+  auto fin = jobs.Unacked();
+  REQUIRE(fin.size() == 2);
+  CHECK(fin[1].message() == "tessera-stepd for job 109 was lost");
+  jobs.Ack(108);
+  jobs.Ack(109);
+  CHECK(!std::filesystem::exists(job.spool.JobDir(108)));
+  // the orphaned job of the lost stepd is left to cgroup cleanup (later issue); end it here
+  std::string jobpid = ReadAll(job.workdir + "/jobpid");
+  REQUIRE(!jobpid.empty());
+  CHECK(kill(static_cast<pid_t>(std::stol(jobpid)), SIGKILL) == 0);
+}
