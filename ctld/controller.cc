@@ -231,6 +231,16 @@ void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t
   NodeRuntime* n = nodes_.Find(node);
   if (!n) return;
   n->last_heartbeat = clock_->Now();
+  // A job the node still runs but that no longer runs there for us (its node was declared dead
+  // and the job requeued or failed meanwhile) is stale: stop it.
+  for (uint64_t id : running) {
+    JobRecord* j = jobs_.Find(id);
+    bool ours = j && j->State() == JobState::kRunning && !j->alloc.empty() && j->alloc.front().node == node;
+    if (!ours && n->link) {
+      Log("node " + node + " still runs job " + std::to_string(id) + " which is not running there; cancelling it");
+      n->link->Signal(id, 0);
+    }
+  }
   if (n->base == NodeBase::kDown && n->reason == "Not responding" && n->link) {
     n->base = NodeBase::kUp;
     n->reason.clear();
@@ -248,8 +258,9 @@ void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Fini
     });
   };
   JobRecord* j = jobs_.Find(id);
-  if (!j || IsFinished(j->State())) {
-    ack();
+  if (!j || IsFinished(j->State()) || j->State() != JobState::kRunning || j->alloc.empty() ||
+      j->alloc.front().node != node) {
+    ack();  // a stale report (e.g. from a node declared dead before the job was requeued)
     return;
   }
   if (requeue_on_finish_.erase(id)) {

@@ -250,9 +250,11 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
   plan.env = EnvToStrings(BuildJobEnv(l, opts.node, user, &env_error));
   if (!env_error.empty()) Say(opts, "warning: " + env_error);
   plan.is_script = !l.script().empty();
-  if (plan.is_script)
+  if (plan.is_script) {
+    // argv[0] is the submitted script's path (shown as Command); argv[1..] are its arguments.
     plan.argv = {opts.script_path};
-  else
+    for (int i = 1; i < l.argv_size(); ++i) plan.argv.push_back(l.argv(i));
+  } else
     plan.argv.assign(l.argv().begin(), l.argv().end());
 
   sigset_t mask;

@@ -143,11 +143,14 @@ class Cluster:
 
     def wait_nodes_up(self, timeout=20):
         def up():
-            out = self.run(["tinfo", "-h", "-N", "-o", "%N %T"], check=False).stdout
-            states = dict(line.split()[:2] for line in out.splitlines() if line.strip())
-            return all(states.get(n, "").rstrip("*") in ("idle", "mix", "mixed", "alloc", "allocated")
-                       for n in self.nodes)
+            states = self.node_states()
+            return all(states.get(n, "").rstrip("*") in ("idle", "mix", "alloc") for n in self.nodes)
         wait_for(up, timeout=timeout, what="all nodes to register")
+
+    def node_states(self):
+        """{node: sinfo-style state} from `tinfo -N -h` (NODELIST NODES PARTITION STATE)."""
+        out = self.run(["tinfo", "-h", "-N"], check=False).stdout
+        return {f[0]: f[3] for f in (line.split() for line in out.splitlines()) if len(f) >= 4}
 
     def kill(self, key, sig=signal.SIGTERM):
         p = self.procs.get(key)
@@ -174,7 +177,7 @@ class Cluster:
 
     # ---- using it ----------------------------------------------------------------------
     def env(self, extra=None):
-        e = {"PATH": f"{BIN}:/usr/local/bin:/usr/bin:/bin", "TESSERA_CONF": self.conf,
+        e = {"PATH": f"{BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TESSERA_CONF": self.conf,
              "HOME": "/root", "LANG": "C.UTF-8"}
         if extra:
             e.update(extra)

@@ -1,0 +1,85 @@
+#include "cli/lib/command.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "common/clock.h"
+#include "common/cluster_config.h"
+
+extern char** environ;
+
+namespace tessera::cli {
+namespace {
+
+constexpr std::chrono::seconds kCallDeadline{30};
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound("unable to open file " + path);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) return Internal("error reading " + path);
+  return ss.str();
+}
+
+Result<std::unique_ptr<ControllerApi>> ConnectFromConfig() {
+  std::string path = DefaultConfigPath();
+  auto cfg = LoadClusterConfig(path);
+  if (!cfg.ok())
+    return Status(cfg.status().code(),
+                  "cannot load configuration " + path + ": " + cfg.status().message());
+  std::unique_ptr<ControllerApi> api = std::make_unique<GrpcControllerApi>(
+      *cfg, std::make_unique<rpc::MungeCodec>(cfg->munge_socket), kCallDeadline);
+  return api;
+}
+
+std::map<std::string, std::string> CurrentEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+}  // namespace
+
+int Fail(CommandContext& ctx, const std::string& msg) {
+  *ctx.err << ctx.prog << ": error: " << msg << "\n";
+  return 1;
+}
+
+void Warn(CommandContext& ctx, const std::string& msg) {
+  *ctx.err << ctx.prog << ": warning: " << msg << "\n";
+}
+
+std::string VersionLine() { return std::string("tessera ") + TESSERA_VERSION; }
+
+int RunMain(int argc, char** argv, int (*run)(CommandContext&)) {
+  SystemIdNames names;
+  CommandContext ctx;
+  std::string prog = argc > 0 ? argv[0] : "tessera";
+  size_t slash = prog.rfind('/');
+  ctx.prog = slash == std::string::npos ? prog : prog.substr(slash + 1);
+  for (int i = 1; i < argc; ++i) ctx.args.emplace_back(argv[i]);
+  ctx.env = CurrentEnvironment();
+  ctx.in = &std::cin;
+  ctx.out = &std::cout;
+  ctx.err = &std::cerr;
+  char buf[4096];
+  ctx.cwd = getcwd(buf, sizeof buf) ? buf : "/";
+  ctx.uid = getuid();
+  ctx.now = SystemClock().Now();
+  ctx.names = &names;
+  ctx.read_file = ReadWholeFile;
+  ctx.connect = ConnectFromConfig;
+  int rc = run(ctx);
+  std::cout.flush();
+  return rc;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,59 @@
+#pragma once
+// What a user command runs with, so that each command is a plain function that tests can call
+// with fakes: arguments, environment, streams, the caller's identity and clock reading, name
+// lookups, file reading and a connector that loads tessera.conf and opens the controller API
+// only when the command needs it (so --help works without a config).
+//
+// Every Run* function returns the process exit status: 0 success, 1 any error (printed to
+// `err` as "<prog>: error: <message>").
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/lib/controller_api.h"
+#include "cli/lib/id_names.h"
+#include "common/status.h"
+
+namespace tessera::cli {
+
+struct CommandContext {
+  std::string prog;                        // "tbatch", used in messages
+  std::vector<std::string> args;           // without the program name
+  std::map<std::string, std::string> env;  // the caller's environment
+  std::istream* in = nullptr;
+  std::ostream* out = nullptr;
+  std::ostream* err = nullptr;
+  std::string cwd;
+  uint32_t uid = 0;
+  int64_t now = 0;
+  const IdNames* names = nullptr;
+  // Reads a whole file (the batch script).
+  std::function<Result<std::string>(const std::string& path)> read_file;
+  // Loads the config and connects; called at most once per command.
+  std::function<Result<std::unique_ptr<ControllerApi>>()> connect;
+};
+
+int RunTbatch(CommandContext& ctx);
+int RunTqueue(CommandContext& ctx);
+int RunTcancel(CommandContext& ctx);
+int RunTinfo(CommandContext& ctx);
+int RunTcontrol(CommandContext& ctx);
+int RunTacct(CommandContext& ctx);
+
+// Prints "<prog>: error: <msg>" and returns 1.
+int Fail(CommandContext& ctx, const std::string& msg);
+// "<prog>: warning: <msg>".
+void Warn(CommandContext& ctx, const std::string& msg);
+// "tessera 0.1.0".
+std::string VersionLine();
+
+// The production context for main(): real environment, std streams, getcwd, getuid, system
+// clock, passwd lookups, and a connector that loads DefaultConfigPath() and uses munge with a
+// 30 s deadline per call.
+int RunMain(int argc, char** argv, int (*run)(CommandContext&));
+
+}  // namespace tessera::cli

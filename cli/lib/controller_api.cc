@@ -1,0 +1,58 @@
+#include "cli/lib/controller_api.h"
+
+#include "rpc/grpc_util.h"
+
+namespace tessera::cli {
+
+GrpcControllerApi::GrpcControllerApi(const ClusterConfig& cfg,
+                                     std::unique_ptr<rpc::CredentialCodec> codec,
+                                     std::chrono::seconds deadline)
+    : target_((cfg.ctld_addr.empty() ? cfg.ctld_host : cfg.ctld_addr) + ":" +
+              std::to_string(cfg.ctld_port)),
+      codec_(std::move(codec)),
+      deadline_(deadline),
+      stub_(pb::Controller::NewStub(rpc::MakeCtldChannel(cfg))) {}
+
+template <typename Req, typename Resp, typename Method>
+Result<Resp> GrpcControllerApi::Call(Method method, const Req& req) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + deadline_);
+  Status cred = rpc::AttachCredential(*codec_, &ctx);
+  if (!cred.ok()) return Status(cred.code(), "munge credential: " + cred.message());
+  Resp resp;
+  grpc::Status st = (stub_.get()->*method)(&ctx, req, &resp);
+  if (st.ok()) return resp;
+  Status s = rpc::FromGrpc(st);
+  if (s.code() == Code::kUnavailable) {
+    std::string msg = s.message();
+    const std::string generic = "cannot reach tessera-ctld: ";
+    if (msg.rfind(generic, 0) == 0) msg = msg.substr(generic.size());
+    return Unavailable("cannot reach tessera-ctld at " + target_ + ": " + msg);
+  }
+  if (s.code() == Code::kDeadlineExceeded)
+    return Status(s.code(), "tessera-ctld at " + target_ + " did not answer within " +
+                                std::to_string(deadline_.count()) + " s");
+  return s;
+}
+
+#define TESSERA_CLI_RPC(Name, Req, Resp)                                \
+  Result<pb::Resp> GrpcControllerApi::Name(const pb::Req& req) {        \
+    return Call<pb::Req, pb::Resp>(&pb::Controller::Stub::Name, req);  \
+  }
+
+TESSERA_CLI_RPC(SubmitJob, SubmitJobRequest, SubmitJobResponse)
+TESSERA_CLI_RPC(GetJob, GetJobRequest, JobInfo)
+TESSERA_CLI_RPC(ListJobs, ListJobsRequest, ListJobsResponse)
+TESSERA_CLI_RPC(UpdateJob, UpdateJobRequest, UpdateJobResponse)
+TESSERA_CLI_RPC(CancelJob, CancelJobRequest, CancelJobResponse)
+TESSERA_CLI_RPC(ListNodes, ListNodesRequest, ListNodesResponse)
+TESSERA_CLI_RPC(UpdateNode, UpdateNodeRequest, UpdateNodeResponse)
+TESSERA_CLI_RPC(ListPartitions, ListPartitionsRequest, ListPartitionsResponse)
+TESSERA_CLI_RPC(Reconfigure, ReconfigureRequest, ReconfigureResponse)
+TESSERA_CLI_RPC(QueryAccounting, QueryAccountingRequest, QueryAccountingResponse)
+TESSERA_CLI_RPC(Ping, PingRequest, PingResponse)
+TESSERA_CLI_RPC(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
+
+#undef TESSERA_CLI_RPC
+
+}  // namespace tessera::cli

@@ -1,0 +1,68 @@
+#pragma once
+// The controller's API as the commands use it: one method per RPC, Result<> in, no gRPC types
+// in the signatures. GrpcControllerApi is the real client (fresh munge credential and a deadline
+// on every call, errors converted with rpc::FromGrpc); tests use a fake.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "common/cluster_config.h"
+#include "common/status.h"
+#include "rpc/munge_codec.h"
+#include "tessera/v1/controller.grpc.pb.h"
+
+namespace tessera::cli {
+
+namespace pb = ::tessera::v1;
+
+class ControllerApi {
+ public:
+  virtual ~ControllerApi() = default;
+  // "host:port" of the controller, for messages.
+  virtual std::string Target() const = 0;
+  virtual Result<pb::SubmitJobResponse> SubmitJob(const pb::SubmitJobRequest& req) = 0;
+  virtual Result<pb::JobInfo> GetJob(const pb::GetJobRequest& req) = 0;
+  virtual Result<pb::ListJobsResponse> ListJobs(const pb::ListJobsRequest& req) = 0;
+  virtual Result<pb::UpdateJobResponse> UpdateJob(const pb::UpdateJobRequest& req) = 0;
+  virtual Result<pb::CancelJobResponse> CancelJob(const pb::CancelJobRequest& req) = 0;
+  virtual Result<pb::ListNodesResponse> ListNodes(const pb::ListNodesRequest& req) = 0;
+  virtual Result<pb::UpdateNodeResponse> UpdateNode(const pb::UpdateNodeRequest& req) = 0;
+  virtual Result<pb::ListPartitionsResponse> ListPartitions(
+      const pb::ListPartitionsRequest& req) = 0;
+  virtual Result<pb::ReconfigureResponse> Reconfigure(const pb::ReconfigureRequest& req) = 0;
+  virtual Result<pb::QueryAccountingResponse> QueryAccounting(
+      const pb::QueryAccountingRequest& req) = 0;
+  virtual Result<pb::PingResponse> Ping(const pb::PingRequest& req) = 0;
+  virtual Result<pb::GetJobEventsResponse> GetJobEvents(const pb::GetJobEventsRequest& req) = 0;
+};
+
+class GrpcControllerApi final : public ControllerApi {
+ public:
+  GrpcControllerApi(const ClusterConfig& cfg, std::unique_ptr<rpc::CredentialCodec> codec,
+                    std::chrono::seconds deadline);
+  std::string Target() const override { return target_; }
+  Result<pb::SubmitJobResponse> SubmitJob(const pb::SubmitJobRequest& req) override;
+  Result<pb::JobInfo> GetJob(const pb::GetJobRequest& req) override;
+  Result<pb::ListJobsResponse> ListJobs(const pb::ListJobsRequest& req) override;
+  Result<pb::UpdateJobResponse> UpdateJob(const pb::UpdateJobRequest& req) override;
+  Result<pb::CancelJobResponse> CancelJob(const pb::CancelJobRequest& req) override;
+  Result<pb::ListNodesResponse> ListNodes(const pb::ListNodesRequest& req) override;
+  Result<pb::UpdateNodeResponse> UpdateNode(const pb::UpdateNodeRequest& req) override;
+  Result<pb::ListPartitionsResponse> ListPartitions(const pb::ListPartitionsRequest& req) override;
+  Result<pb::ReconfigureResponse> Reconfigure(const pb::ReconfigureRequest& req) override;
+  Result<pb::QueryAccountingResponse> QueryAccounting(
+      const pb::QueryAccountingRequest& req) override;
+  Result<pb::PingResponse> Ping(const pb::PingRequest& req) override;
+  Result<pb::GetJobEventsResponse> GetJobEvents(const pb::GetJobEventsRequest& req) override;
+
+ private:
+  template <typename Req, typename Resp, typename Method>
+  Result<Resp> Call(Method method, const Req& req);
+
+  std::string target_;
+  std::unique_ptr<rpc::CredentialCodec> codec_;
+  std::chrono::seconds deadline_;
+  std::unique_ptr<pb::Controller::Stub> stub_;
+};
+
+}  // namespace tessera::cli

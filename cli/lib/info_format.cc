@@ -1,0 +1,207 @@
+#include "cli/lib/info_format.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "cli/lib/text_util.h"
+#include "common/duration.h"
+#include "common/hostlist.h"
+
+namespace tessera::cli {
+namespace {
+
+namespace pb = ::tessera::v1;
+constexpr int kMinFieldSize = 9;  // sinfo's MIN_PART_FIELD_SIZE / MIN_NODE_FIELD_SIZE
+
+// Sort key for host names: prefix, then the trailing number, then width, then the name.
+std::tuple<std::string, unsigned long long, size_t, std::string> HostKey(const std::string& s) {
+  size_t i = s.size();
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(s[i - 1]))) --i;
+  std::string digits = s.substr(i);
+  unsigned long long num = digits.empty() || digits.size() > 18 ? 0 : std::stoull(digits);
+  return {s.substr(0, i), num, digits.size(), s};
+}
+
+// Display order of states inside one partition.
+int StateRank(pb::NodeState s) {
+  switch (s) {
+    case pb::NODE_MIXED: return 0;
+    case pb::NODE_ALLOCATED: return 1;
+    case pb::NODE_IDLE: return 2;
+    case pb::NODE_DRAINING: return 3;
+    case pb::NODE_DRAINED: return 4;
+    case pb::NODE_DOWN: return 5;
+    case pb::NODE_FAILED: return 6;
+    default: return 7;
+  }
+}
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Nodes of partition `p`: those that name it, plus those in its hostlist.
+std::vector<const pb::NodeInfo*> Members(const pb::PartitionInfo& p,
+                                         const std::vector<pb::NodeInfo>& nodes) {
+  std::set<std::string> listed;
+  if (auto hosts = ExpandHostlist(p.nodes()); hosts.ok())
+    listed.insert(hosts->begin(), hosts->end());
+  std::vector<const pb::NodeInfo*> out;
+  for (const auto& n : nodes) {
+    bool named = std::find(n.partitions().begin(), n.partitions().end(), p.name()) !=
+                 n.partitions().end();
+    if (named || listed.count(n.name())) out.push_back(&n);
+  }
+  return out;
+}
+
+std::string PartLabel(const pb::PartitionInfo& p) { return p.name() + (p.is_default() ? "*" : ""); }
+
+std::string LimitText(int64_t s) { return s <= 0 ? "infinite" : FormatDuration(s); }
+
+std::string Compress(std::vector<std::string> names) {
+  SortHostNames(names);
+  return CompressHostlist(names);
+}
+
+struct Row {
+  std::vector<std::string> cells;
+};
+
+std::string PartitionView(const std::vector<const pb::PartitionInfo*>& parts,
+                          const std::vector<pb::NodeInfo>& nodes, bool header) {
+  std::vector<Row> rows;
+  size_t pw = kMinFieldSize;
+  for (const auto* p : parts) {
+    pw = std::max(pw, PartLabel(*p).size());
+    std::map<int, std::pair<pb::NodeState, std::vector<std::string>>> by_state;
+    for (const auto* n : Members(*p, nodes)) {
+      auto& slot = by_state[StateRank(n->state())];
+      slot.first = n->state();
+      slot.second.push_back(n->name());
+    }
+    std::string avail = p->up() ? "up" : "down";
+    if (by_state.empty())
+      rows.push_back({{PartLabel(*p), avail, LimitText(p->max_time_s()), "0", "n/a", ""}});
+    for (const auto& [rank, st] : by_state)
+      rows.push_back({{PartLabel(*p), avail, LimitText(p->max_time_s()),
+                       std::to_string(st.second.size()), NodeStateCompact(st.first),
+                       Compress(st.second)}});
+  }
+  std::string out;
+  int w = static_cast<int>(pw);
+  auto line = [&](const std::vector<std::string>& c, bool cut_nodes) {
+    return PadField(c[0], w, false, true) + " " + PadField(c[1], 5, true, true) + " " +
+           PadField(c[2], 10, true, true) + " " + PadField(c[3], 6, true, true) + " " +
+           PadField(c[4], 6, true, true) + " " + PadField(c[5], 0, false, cut_nodes) + "\n";
+  };
+  if (header) out += line({"PARTITION", "AVAIL", "TIMELIMIT", "NODES", "STATE", "NODELIST"}, false);
+  for (const auto& r : rows) out += line(r.cells, true);
+  return out;
+}
+
+std::string NodeView(const std::vector<const pb::PartitionInfo*>& parts,
+                     const std::vector<pb::NodeInfo>& nodes, bool header) {
+  std::vector<std::pair<const pb::NodeInfo*, std::string>> rows;  // node, partition label
+  for (const auto* p : parts)
+    for (const auto* n : Members(*p, nodes)) rows.push_back({n, PartLabel(*p)});
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return HostKey(a.first->name()) < HostKey(b.first->name());
+  });
+  size_t nw = kMinFieldSize, pw = kMinFieldSize;
+  for (const auto& r : rows) {
+    nw = std::max(nw, r.first->name().size());
+    pw = std::max(pw, r.second.size());
+  }
+  auto line = [&](const std::string& n, const std::string& cnt, const std::string& p,
+                  const std::string& st, bool cut_node) {
+    return PadField(n, static_cast<int>(nw), false, cut_node) + " " +
+           PadField(cnt, 6, true, true) + " " + PadField(p, static_cast<int>(pw), false, true) +
+           " " + PadField(st, 6, false, true) + "\n";
+  };
+  std::string out;
+  if (header) out += line("NODELIST", "NODES", "PARTITION", "STATE", false);
+  for (const auto& r : rows)
+    out += line(r.first->name(), "1", r.second, NodeStateCompact(r.first->state()), true);
+  return out;
+}
+
+bool NeedsReason(pb::NodeState s) {
+  return s == pb::NODE_DOWN || s == pb::NODE_DRAINED || s == pb::NODE_DRAINING ||
+         s == pb::NODE_FAILED;
+}
+
+std::string ReasonView(const std::vector<const pb::PartitionInfo*>& parts,
+                       const std::vector<pb::NodeInfo>& nodes, bool header) {
+  std::map<std::string, std::vector<std::string>> by_reason;
+  std::vector<std::string> reason_order;
+  std::set<std::string> seen;
+  for (const auto* p : parts)
+    for (const auto* n : Members(*p, nodes)) {
+      if (!NeedsReason(n->state()) || !seen.insert(n->name()).second) continue;
+      std::string reason = n->reason().empty() ? "Not responding" : n->reason();
+      if (!by_reason.count(reason)) reason_order.push_back(reason);
+      by_reason[reason].push_back(n->name());
+    }
+  auto line = [](const std::string& r, const std::string& u, const std::string& t,
+                 const std::string& n, bool cut) {
+    return PadField(r, 20, false, true) + " " + PadField(u, 9, false, true) + " " +
+           PadField(t, 19, false, true) + " " + PadField(n, 0, false, cut) + "\n";
+  };
+  std::string out;
+  if (header) out += line("REASON", "USER", "TIMESTAMP", "NODELIST", false);
+  for (const auto& r : reason_order)
+    out += line(r, "Unknown", "Unknown", Compress(by_reason[r]), true);
+  return out;
+}
+
+}  // namespace
+
+std::string NodeStateCompact(pb::NodeState s) {
+  switch (s) {
+    case pb::NODE_IDLE: return "idle";
+    case pb::NODE_MIXED: return "mix";
+    case pb::NODE_ALLOCATED: return "alloc";
+    case pb::NODE_DOWN: return "down";
+    case pb::NODE_DRAINED: return "drain";
+    case pb::NODE_DRAINING: return "drng";
+    case pb::NODE_FAILED: return "fail";
+    default: return "unk";
+  }
+}
+
+std::string NodeStateLong(const pb::NodeInfo& node) {
+  switch (node.state()) {
+    case pb::NODE_IDLE: return "IDLE";
+    case pb::NODE_MIXED: return "MIXED";
+    case pb::NODE_ALLOCATED: return "ALLOCATED";
+    case pb::NODE_DOWN: return "DOWN";
+    case pb::NODE_DRAINED: return "IDLE+DRAIN";
+    case pb::NODE_DRAINING:
+      return node.alloc_cpus() >= node.cpus() && node.cpus() > 0 ? "ALLOCATED+DRAIN"
+                                                                 : "MIXED+DRAIN";
+    case pb::NODE_FAILED: return "FAIL";
+    default: return "UNKNOWN";
+  }
+}
+
+void SortHostNames(std::vector<std::string>& names) {
+  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    return HostKey(a) < HostKey(b);
+  });
+}
+
+std::string FormatInfo(const std::vector<pb::PartitionInfo>& partitions,
+                       const std::vector<pb::NodeInfo>& nodes, const InfoOptions& opts) {
+  std::vector<const pb::PartitionInfo*> parts;
+  for (const auto& p : partitions)
+    if (opts.partitions.empty() || Contains(opts.partitions, p.name())) parts.push_back(&p);
+  if (opts.list_reasons) return ReasonView(parts, nodes, opts.header);
+  if (opts.node_oriented) return NodeView(parts, nodes, opts.header);
+  return PartitionView(parts, nodes, opts.header);
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,52 @@
+#pragma once
+// squeue's output: the -o/--format language and the default, long and JSON views.
+//
+// Format language (squeue's): literal text is copied; "%[.][width]c" prints field c, "." right-
+// justifies, a width pads (and truncates, except node lists) to that many columns; "%%" is a
+// literal '%'. Fields: %i %A job id, %j name, %u user, %U uid, %g group, %G gid, %t state code,
+// %T state, %M elapsed, %l time limit, %L time left, %D nodes, %C cpus, %P partition,
+// %R reason or nodelist, %r reason, %N nodelist, %V submit, %S start, %e end, %a account,
+// %q qos, %b gres, %Q priority, %Z workdir, %o command, %k comment, %E dependency,
+// %f constraint, %y nice.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/lib/id_names.h"
+#include "common/status.h"
+#include "tessera/v1/types.pb.h"
+
+namespace tessera::cli {
+
+inline constexpr char kDefaultQueueFormat[] = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
+inline constexpr char kLongQueueFormat[] = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
+
+struct QueueField {
+  char code = 0;   // 0 for a literal-only piece
+  int width = 0;
+  bool right = false;
+  std::string suffix;  // literal text printed after the field
+};
+
+struct QueueFormat {
+  std::string prefix;  // literal text before the first field
+  std::vector<QueueField> fields;
+};
+
+// Errors: invalid format specification "%y" ... names the code.
+Result<QueueFormat> ParseQueueFormat(std::string_view fmt);
+
+// squeue's default order: partition, then state (pending first), then priority (high first),
+// then job id.
+void SortQueue(std::vector<tessera::v1::JobInfo>& jobs);
+
+// The header line (with "\n") and one line per job.
+std::string FormatQueue(const std::vector<tessera::v1::JobInfo>& jobs, const QueueFormat& fmt,
+                        bool header, const IdNames& names, int64_t now);
+
+// {"jobs":[{...}, ...]} with one flat object per job (see cli/README.md for the keys).
+std::string FormatQueueJson(const std::vector<tessera::v1::JobInfo>& jobs, const IdNames& names,
+                            int64_t now);
+
+}  // namespace tessera::cli

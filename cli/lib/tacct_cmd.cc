@@ -1,0 +1,137 @@
+// tacct: accounting records of jobs (sacct).
+#include <algorithm>
+
+#include "cli/lib/acct_format.h"
+#include "cli/lib/arg_parser.h"
+#include "cli/lib/command.h"
+#include "cli/lib/text_util.h"
+#include "common/job_state.h"
+#include "cli/lib/time_spec.h"
+
+namespace tessera::cli {
+namespace {
+
+constexpr char kUsage[] = R"(Usage: tacct [OPTIONS]
+Show accounting data of jobs, as sacct does. Without -j, shows jobs since midnight today;
+users other than root see only their own jobs unless -u or -a is given.
+
+Selection:
+  -j, --jobs=IDS              these jobs (comma-separated); no default time window
+  -u, --user=USERS            jobs of these users (names or uids, comma-separated)
+  -a, --allusers              jobs of all users
+  -s, --state=STATES          jobs in these states (names or codes: CD,F,CA,TO,NF,OOM,R,PD,...)
+  -S, --starttime=TIME        jobs active at or after TIME (default: midnight today)
+  -E, --endtime=TIME          jobs active before TIME
+                              TIME: YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY], HH:MM[:SS], now[-N
+                              units], today, midnight, ...
+  -X, --allocations           accepted for compatibility (Tessera records no job steps)
+Output:
+  -o, --format=FIELDS         comma-separated fields, each optionally with %WIDTH; fields:
+                              JobID JobName Partition Account AllocCPUS State ExitCode Elapsed
+                              Start End Submit NodeList User UID Timelimit AllocTRES WorkDir
+                              (default JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode)
+  -b, --brief                 JobID,State,ExitCode
+  -n, --noheader              print no header lines
+  -p, --parsable              '|' after every field
+  -P, --parsable2             '|' between fields
+  -h, --help                  show this help
+  -V, --version               show the version
+Environment: TESSERA_CONF names the configuration file (default /etc/tessera/tessera.conf).
+)";
+
+enum Opt { kJobs = 1, kUser, kAllUsers, kState, kStart, kEnd, kAlloc, kFormat, kBrief,
+           kNoHeader, kParsable, kParsable2, kHelp, kVersion };
+
+const std::vector<OptionSpec> kSpecs = {
+    {"jobs", 'j', ArgKind::kRequired, kJobs},        {"user", 'u', ArgKind::kRequired, kUser},
+    {"allusers", 'a', ArgKind::kNone, kAllUsers},    {"state", 's', ArgKind::kRequired, kState},
+    {"starttime", 'S', ArgKind::kRequired, kStart},  {"endtime", 'E', ArgKind::kRequired, kEnd},
+    {"allocations", 'X', ArgKind::kNone, kAlloc},    {"format", 'o', ArgKind::kRequired, kFormat},
+    {"brief", 'b', ArgKind::kNone, kBrief},          {"noheader", 'n', ArgKind::kNone, kNoHeader},
+    {"parsable", 'p', ArgKind::kNone, kParsable},    {"parsable2", 'P', ArgKind::kNone, kParsable2},
+    {"help", 'h', ArgKind::kNone, kHelp},            {"version", 'V', ArgKind::kNone, kVersion},
+};
+
+struct AcctArgs {
+  pb::QueryAccountingRequest req;
+  std::string fields = kDefaultAcctFields;
+  AcctLayout layout = AcctLayout::kColumns;
+  bool header = true, all_users = false, start_given = false, help = false, version = false;
+};
+
+Status ApplyOption(CommandContext& ctx, const ParsedOption& o, AcctArgs& a) {
+  switch (o.id) {
+    case kJobs: {
+      auto ids = ParseJobIdList(*o.value);
+      if (!ids.ok()) return ids.status();
+      for (uint64_t id : *ids) a.req.add_job_ids(id);
+      return Status::Ok();
+    }
+    case kUser: {
+      auto uids = ParseUserList(*ctx.names, *o.value);
+      if (!uids.ok()) return uids.status();
+      for (uint32_t u : *uids) a.req.add_uids(u);
+      return Status::Ok();
+    }
+    case kState:
+      for (const auto& s : Split(*o.value, ',')) {
+        auto st = ParseJobState(s);
+        if (!st) return InvalidArgument("invalid job state specified: " + s);
+        a.req.add_states(static_cast<pb::JobState>(*st));
+      }
+      return Status::Ok();
+    case kStart:
+    case kEnd: {
+      auto t = ParseTimeSpec(*o.value, ctx.now);
+      if (!t.ok()) return InvalidArgument(o.name + ": " + t.status().message());
+      if (o.id == kStart) {
+        a.req.set_start_after(*t);
+        a.start_given = true;
+      } else {
+        a.req.set_end_before(*t);
+      }
+      return Status::Ok();
+    }
+    case kFormat: a.fields = *o.value; return Status::Ok();
+    case kBrief: a.fields = kBriefAcctFields; return Status::Ok();
+    case kAllUsers: a.all_users = true; return Status::Ok();
+    case kNoHeader: a.header = false; return Status::Ok();
+    case kParsable: a.layout = AcctLayout::kParsable; return Status::Ok();
+    case kParsable2: a.layout = AcctLayout::kParsable2; return Status::Ok();
+    case kHelp: a.help = true; return Status::Ok();
+    case kVersion: a.version = true; return Status::Ok();
+    default: return Status::Ok();  // -X
+  }
+}
+
+}  // namespace
+
+int RunTacct(CommandContext& ctx) {
+  auto parsed = ParseArgs(ctx.args, kSpecs, false);
+  if (!parsed.ok()) return Fail(ctx, parsed.status().message() + " (see tacct --help)");
+  AcctArgs a;
+  for (const auto& o : parsed->options) {
+    Status st = ApplyOption(ctx, o, a);
+    if (!st.ok()) return Fail(ctx, st.message());
+  }
+  if (a.help) return (*ctx.out << kUsage, 0);
+  if (a.version) return (*ctx.out << VersionLine() << "\n", 0);
+  if (!parsed->positionals.empty())
+    return Fail(ctx, "unexpected argument \"" + parsed->positionals[0] + "\" (see tacct --help)");
+  auto cols = ParseAcctFields(a.fields);
+  if (!cols.ok()) return Fail(ctx, cols.status().message());
+  if (!a.start_given && a.req.job_ids().empty()) a.req.set_start_after(LocalMidnight(ctx.now));
+  if (a.req.uids().empty() && !a.all_users && ctx.uid != 0 && a.req.job_ids().empty())
+    a.req.add_uids(ctx.uid);
+  auto api = ctx.connect();
+  if (!api.ok()) return Fail(ctx, api.status().message());
+  auto resp = (*api)->QueryAccounting(a.req);
+  if (!resp.ok()) return Fail(ctx, resp.status().message());
+  std::vector<pb::JobInfo> jobs(resp->jobs().begin(), resp->jobs().end());
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const auto& x, const auto& y) { return x.job_id() < y.job_id(); });
+  *ctx.out << FormatAcct(jobs, *cols, a.layout, a.header, *ctx.names, ctx.now);
+  return 0;
+}
+
+}  // namespace tessera::cli

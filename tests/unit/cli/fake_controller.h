@@ -1,0 +1,125 @@
+#pragma once
+// A ControllerApi that records requests and answers with canned responses, plus helpers to run
+// a command with an in-memory context.
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/lib/command.h"
+#include "cli/lib/controller_api.h"
+#include "cli/lib/id_names.h"
+
+namespace tessera::cli::testing {
+
+class FakeController final : public ControllerApi {
+ public:
+  std::string Target() const override { return "ctld.test:6817"; }
+#define FAKE_RPC(Name, Req, Resp)                                  \
+  std::vector<pb::Req> Name##_calls;                               \
+  Result<pb::Resp> Name##_result = pb::Resp();                     \
+  Result<pb::Resp> Name(const pb::Req& req) override {             \
+    Name##_calls.push_back(req);                                   \
+    return Name##_result;                                          \
+  }
+  FAKE_RPC(SubmitJob, SubmitJobRequest, SubmitJobResponse)
+  FAKE_RPC(GetJob, GetJobRequest, JobInfo)
+  FAKE_RPC(ListJobs, ListJobsRequest, ListJobsResponse)
+  FAKE_RPC(UpdateJob, UpdateJobRequest, UpdateJobResponse)
+  FAKE_RPC(CancelJob, CancelJobRequest, CancelJobResponse)
+  FAKE_RPC(ListNodes, ListNodesRequest, ListNodesResponse)
+  FAKE_RPC(UpdateNode, UpdateNodeRequest, UpdateNodeResponse)
+  FAKE_RPC(ListPartitions, ListPartitionsRequest, ListPartitionsResponse)
+  FAKE_RPC(Reconfigure, ReconfigureRequest, ReconfigureResponse)
+  FAKE_RPC(QueryAccounting, QueryAccountingRequest, QueryAccountingResponse)
+  FAKE_RPC(Ping, PingRequest, PingResponse)
+  FAKE_RPC(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
+#undef FAKE_RPC
+};
+
+// Formatting uses local time; tests pin it to UTC.
+inline void UseUtc() {
+  setenv("TZ", "UTC", 1);
+  tzset();
+}
+
+inline constexpr int64_t kNow = 1'700'000'000;  // 2023-11-14T22:13:20Z
+
+// Runs `run` with `args`, a fake controller (owned by the caller), and in-memory streams.
+struct CommandRun {
+  FakeController ctld;
+  FakeIdNames names;
+  std::map<std::string, std::string> files;  // path -> contents for read_file
+  std::map<std::string, std::string> env;
+  std::string stdin_text;
+  std::string out, err;
+  int connects = 0;
+  uint32_t uid = 1001;
+
+  CommandRun() {
+    names.AddUser(1001, "alice");
+    names.AddUser(1002, "bob");
+    names.AddUser(0, "root");
+    names.AddGroup(1001, "alice");
+    names.AddGroup(100, "users");
+  }
+
+  int Run(int (*run)(CommandContext&), std::vector<std::string> args) {
+    std::istringstream in(stdin_text);
+    std::ostringstream o, e;
+    CommandContext ctx;
+    ctx.prog = "tcmd";
+    ctx.args = std::move(args);
+    ctx.env = env;
+    ctx.in = &in;
+    ctx.out = &o;
+    ctx.err = &e;
+    ctx.cwd = "/home/alice/work";
+    ctx.uid = uid;
+    ctx.now = kNow;
+    ctx.names = &names;
+    ctx.read_file = [this](const std::string& p) -> Result<std::string> {
+      auto it = files.find(p);
+      if (it == files.end()) return NotFound("unable to open file " + p);
+      return it->second;
+    };
+    ctx.connect = [this]() -> Result<std::unique_ptr<ControllerApi>> {
+      ++connects;
+      return std::unique_ptr<ControllerApi>(new Forwarder(ctld));
+    };
+    int rc = run(ctx);
+    out = o.str();
+    err = e.str();
+    return rc;
+  }
+
+ private:
+  // Hands calls to the long-lived fake so tests can inspect it after the command returns.
+  class Forwarder final : public ControllerApi {
+   public:
+    explicit Forwarder(FakeController& f) : f_(f) {}
+    std::string Target() const override { return f_.Target(); }
+#define FWD(Name, Req, Resp) \
+  Result<pb::Resp> Name(const pb::Req& r) override { return f_.Name(r); }
+    FWD(SubmitJob, SubmitJobRequest, SubmitJobResponse)
+    FWD(GetJob, GetJobRequest, JobInfo)
+    FWD(ListJobs, ListJobsRequest, ListJobsResponse)
+    FWD(UpdateJob, UpdateJobRequest, UpdateJobResponse)
+    FWD(CancelJob, CancelJobRequest, CancelJobResponse)
+    FWD(ListNodes, ListNodesRequest, ListNodesResponse)
+    FWD(UpdateNode, UpdateNodeRequest, UpdateNodeResponse)
+    FWD(ListPartitions, ListPartitionsRequest, ListPartitionsResponse)
+    FWD(Reconfigure, ReconfigureRequest, ReconfigureResponse)
+    FWD(QueryAccounting, QueryAccountingRequest, QueryAccountingResponse)
+    FWD(Ping, PingRequest, PingResponse)
+    FWD(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
+#undef FWD
+   private:
+    FakeController& f_;
+  };
+};
+
+}  // namespace tessera::cli::testing
