@@ -203,7 +203,7 @@ TEST_CASE("tcontrol show, events, ping and unknown commands") {
   CHECK(r.err == "tcmd: error: job 77: job 77 not found\n");
 }
 
-TEST_CASE("tacct defaults: since midnight, own jobs; -j lifts both") {
+TEST_CASE("tacct defaults: since midnight, own jobs, and -j lifts both") {
   testing::UseUtc();
   CommandRun r;
   REQUIRE(r.Run(RunTacct, {}) == 0);
