@@ -350,8 +350,13 @@ void Controller::RunCycle() {
       core_->Post([this, id] {
         JobRecord* job = jobs_.Find(id);
         if (!job || job->State() != JobState::kRunning) return;
+        auto payload = store_->LoadPayload(id);
+        if (!payload.ok()) {
+          FinishJob(*job, JobState::kFailed, 1, 0, 0, "cannot launch: " + payload.status().message(), nullptr);
+          return;
+        }
         NodeRuntime* n = nodes_.Find(job->alloc.front().node);
-        if (n && n->link) n->link->Launch(*job, cfg_->kill_wait_s);
+        if (n && n->link) n->link->Launch(*job, *payload, cfg_->kill_wait_s);
       });
     });
     nodes_.Allocate(*j);

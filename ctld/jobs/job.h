@@ -123,6 +123,13 @@ inline constexpr char kUpdated[] = "updated";        // {time_limit_s?, priority
 inline constexpr char kReason[] = "reason";          // {reason}: pending reason changed (not persisted)
 }  // namespace event
 
+// The bulky part of a submission, kept only in the database (not in memory) until launch:
+// pending jobs then cost a few hundred bytes of controller memory each.
+struct JobPayload {
+  std::string script;
+  std::map<std::string, std::string> env;
+};
+
 struct JobEvent {
   uint64_t seq = 0;
   uint64_t job_id = 0;

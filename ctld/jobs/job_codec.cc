@@ -56,6 +56,14 @@ std::string EncodeRecord(const JobRecord& r) { return json::serialize(json::valu
 
 Result<JobRecord> DecodeRecord(const std::string& text) { return DecodeAs<JobRecord>(text, "job record"); }
 
+std::string EncodeEnv(const std::map<std::string, std::string>& env) {
+  return json::serialize(json::value_from(env));
+}
+
+Result<std::map<std::string, std::string>> DecodeEnv(const std::string& text) {
+  return DecodeAs<std::map<std::string, std::string>>(text, "job environment");
+}
+
 std::string StartedDetail(const std::vector<NodeAlloc>& alloc, int64_t start_time) {
   json::object o;
   o["alloc"] = json::value_from(alloc);

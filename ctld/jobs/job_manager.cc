@@ -53,6 +53,10 @@ uint64_t JobManager::Submit(JobRecord draft, std::function<void(Result<uint64_t>
   draft.state = static_cast<int>(JobState::kPending);
   draft.reason = draft.spec.hold ? "JobHeldUser" : "Priority";
   draft.held = draft.spec.hold;
+  JobPayload payload{std::move(draft.spec.script), std::move(draft.spec.env)};
+  draft.spec.script.clear();
+  draft.spec.env.clear();
+  b.PutPayload(draft.job_id, payload);
   JobRecord initial = draft;
   JobRecord& r = jobs_[draft.job_id];
   r.job_id = draft.job_id;

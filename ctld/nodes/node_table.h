@@ -26,7 +26,7 @@ struct GpuState {
 class NodeLink {
  public:
   virtual ~NodeLink() = default;
-  virtual void Launch(const JobRecord& job, int64_t kill_wait_s) = 0;
+  virtual void Launch(const JobRecord& job, const JobPayload& payload, int64_t kill_wait_s) = 0;
   virtual void Signal(uint64_t job_id, int signal) = 0;   // 0 = cancel
   virtual void AckFinished(uint64_t job_id) = 0;
 };

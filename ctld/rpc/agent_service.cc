@@ -22,9 +22,9 @@ class AgentLink final : public NodeLink {
   }
   ~AgentLink() override { Close(); }
 
-  void Launch(const JobRecord& job, int64_t kill_wait_s) override {
+  void Launch(const JobRecord& job, const JobPayload& payload, int64_t kill_wait_s) override {
     v1::ControllerMessage m;
-    ToLaunch(job, kill_wait_s, m.mutable_launch());
+    ToLaunch(job, payload, kill_wait_s, m.mutable_launch());
     Send(std::move(m));
   }
   void Signal(uint64_t job_id, int signal) override {

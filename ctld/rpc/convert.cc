@@ -183,16 +183,16 @@ RegisterInfo FromProto(const v1::Register& p) {
   return r;
 }
 
-void ToLaunch(const JobRecord& r, int64_t kill_wait_s, v1::LaunchJob* out) {
+void ToLaunch(const JobRecord& r, const JobPayload& payload, int64_t kill_wait_s, v1::LaunchJob* out) {
   out->set_job_id(r.job_id);
   out->set_name(r.spec.name);
   out->set_uid(r.uid);
   out->set_gid(r.gid);
   out->set_user(r.user);
-  out->set_script(r.spec.script);
+  out->set_script(payload.script);
   for (const auto& a : r.spec.argv) out->add_argv(a);
   out->set_workdir(r.spec.workdir);
-  for (const auto& [k, v] : r.spec.env) (*out->mutable_env())[k] = v;
+  for (const auto& [k, v] : payload.env) (*out->mutable_env())[k] = v;
   out->set_stdout_path(r.spec.stdout_pattern);
   out->set_stderr_path(r.spec.stderr_pattern);
   out->set_time_limit_s(r.time_limit_s);

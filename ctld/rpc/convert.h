@@ -15,6 +15,6 @@ void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out);
 void ToProto(const JobEvent& e, v1::JobEvent* out);
 RegisterInfo FromProto(const v1::Register& p);
 RegisterInfo::Finished FromProto(const v1::JobFinished& p);
-void ToLaunch(const JobRecord& r, int64_t kill_wait_s, v1::LaunchJob* out);
+void ToLaunch(const JobRecord& r, const JobPayload& p, int64_t kill_wait_s, v1::LaunchJob* out);
 
 }  // namespace tessera::ctld::rpc

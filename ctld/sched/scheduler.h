@@ -1,47 +1,32 @@
 #pragma once
-// tessera_sched: the scheduler as a pure library. Snapshot in, decisions out; nothing here reads
-// a clock, a file or the network. This is the foundation's first-fit placement; the scheduler
-// issue replaces RunCycle's body with session/actions/plugins behind the same entry points.
-#include <cstdint>
-#include <string>
-#include <vector>
-
+// tessera_sched entry points. A cycle is a pure function of (snapshot, config, registry):
+// nothing here reads a clock, a file, the network or an unseeded random source.
+//
+// RunCycle opens a Session over the snapshot, lets each configured plugin register its
+// callbacks (SchedulerPlugins=, in order), runs each configured action (SchedulerActions=, in
+// order) and returns one Decision per pending job, in snapshot order: kStart with a placement
+// (per node: cpus, mem, GPU indices, tasks per group), or kPending with a Slurm reason and, for
+// jobs backfill reserved, the expected start time and nodes.
 #include "common/status.h"
+#include "ctld/sched/decision.h"
+#include "ctld/sched/registry.h"
+#include "ctld/sched/sched_config.h"
 #include "ctld/sched/snapshot.h"
 
 namespace tessera::sched {
 
-struct NodePlacement {
-  std::string node;
-  uint32_t cpus = 0;
-  uint64_t mem_mib = 0;
-  std::vector<uint32_t> gpu_indices;
-  uint32_t tasks = 0;
-};
-
-struct Decision {
-  enum class Kind { kStart, kPending };
-  Kind kind = Kind::kPending;
-  uint64_t job_id = 0;
-  std::vector<NodePlacement> placement;  // kStart
-  std::string reason;                    // kPending: Slurm vocabulary
-};
-
-struct CycleResult {
-  std::vector<Decision> decisions;
-  uint64_t jobs_considered = 0;
-};
-
-// Considers pending jobs in priority order (priority desc, submit time, id) and starts every job
-// whose whole allocation (all tasks of all groups at once) fits now; others get a reason.
+CycleResult RunCycle(const ClusterSnapshot& snap, const SchedConfig& cfg, const Registry& registry);
+// The default configuration (priority + EASY backfill) with the built-in registry.
 CycleResult RunCycle(const ClusterSnapshot& snap);
 
-// Where `job` would go on `nodes` (free resources as given), or a reason it cannot.
-// All-or-nothing: either every task is placed or nothing is returned.
-Result<std::vector<NodePlacement>> Place(const JobSnap& job, const std::vector<const NodeSnap*>& nodes);
-
-// "Busy vs never": OK if the job could run on its partition's nodes were they all idle;
-// otherwise an error saying which part of the request can never be met.
+// "Busy vs never": OK if the job could run on its partition's nodes were they all idle and up;
+// otherwise InvalidArgument saying which part of the request can never be met (partition,
+// node count, constraint, CPUs, memory, GPUs).
 Status CheckSatisfiable(const JobSnap& job, const ClusterSnapshot& empty_cluster);
+
+// Submit-time limits: the QoS exists (when QoS are configured) and the user stays within
+// MaxSubmitJobsPerUser counting `current`'s pending and running jobs; the dependency string
+// parses. Error messages use Slurm's words (e.g. "QOSMaxSubmitJobPerUserLimit").
+Status CheckSubmit(const JobSnap& job, const ClusterSnapshot& current, const SchedConfig& cfg);
 
 }  // namespace tessera::sched

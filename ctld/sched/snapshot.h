@@ -1,11 +1,23 @@
 #pragma once
 // The scheduler's input: an immutable picture of the cluster at `now`.
 // Built by ctld's sched_bridge from live state (and by tessera-sim from a trace).
+//
+// Contract for builders:
+//  - nodes[].cpus_free/mem_free/gpus[].free already exclude every running job's allocation.
+//  - running[] lists every job holding resources, with the time it is expected to end
+//    (start + time limit; kNever when unlimited). Backfill's timeline and the per-user/QoS/
+//    account limits are computed from it.
+//  - pending[] holds every pending job (held ones too: they get a JobHeld* reason);
+//    finished[] holds jobs that ended and are still known, for dependency evaluation.
+//  - Times are epoch seconds; durations are seconds.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace tessera::sched {
+
+inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max() / 4;
 
 struct GpuSnap {
   uint32_t index = 0;
@@ -25,6 +37,7 @@ struct NodeSnap {
   std::vector<GpuSnap> gpus;
   std::vector<std::string> partitions;
   std::vector<std::string> features;
+  uint32_t weight = 1;         // Slurm node Weight: lower is preferred
 };
 
 struct Req {
@@ -45,7 +58,8 @@ struct GroupReq {
 struct JobSnap {
   uint64_t id = 0;
   std::string partition;
-  int64_t priority = 0;        // higher first
+  // Admin-set priority: > 0 overrides the multifactor formula; 0 = computed.
+  int64_t priority = 0;
   int64_t submit_time = 0;
   std::vector<GroupReq> groups;
   uint32_t nodes_min = 0;
@@ -54,19 +68,67 @@ struct JobSnap {
   std::vector<std::string> nodelist;  // required nodes
   std::vector<std::string> exclude;
   int64_t begin_time = 0;
+  // --- added by the scheduler issue (ctld fills these from JobRecord) ---
+  std::string name;
+  std::string user;
+  std::string account;
+  std::string qos;             // "" = SchedConfig::default_qos
+  uint32_t gang_min = 0;       // 0 = every task (all-or-nothing)
+  int64_t time_limit = 0;      // seconds; 0 = partition DefaultTime (else MaxTime)
+  int64_t eligible_time = 0;   // for the age factor; 0 = submit_time
+  int32_t nice = 0;
+  std::string constraint;      // Slurm --constraint expression
+  std::string dependency;      // Slurm --dependency string, unparsed
+  uint64_t array_job_id = 0;   // 0 = not an array task
+  uint32_t array_task_id = 0;
+  uint32_t array_max_running = 0;  // the "%N" of --array; 0 = unlimited
+  std::string hold_reason;     // "" = not held, else "JobHeldUser" / "JobHeldAdmin"
+  double fairshare = 0;        // 0..1 fair-share factor (filled by the fair-share issue)
 };
 
 struct PartitionSnap {
   std::string name;
   bool up = true;
   uint32_t max_nodes = 0;
+  int64_t max_time = -1;       // seconds; -1 unlimited
+  int64_t default_time = -1;   // seconds; -1 = max_time
+  uint32_t priority_tier = 1;
+};
+
+// Resources one running job holds on one node.
+struct NodeUse {
+  std::string node;
+  uint32_t cpus = 0;
+  uint64_t mem_mib = 0;
+  uint32_t gpus = 0;
+};
+
+struct RunningSnap {
+  uint64_t id = 0;
+  std::string name;
+  std::string user;
+  std::string account;
+  std::string qos;
+  std::string partition;
+  uint64_t array_job_id = 0;
+  int64_t start_time = 0;
+  int64_t end_time = kNever;   // expected end (start + limit); kNever if unlimited
+  std::vector<NodeUse> nodes;
+};
+
+// A job that left the queue, for dependency evaluation.
+struct FinishedSnap {
+  uint64_t id = 0;
+  bool ok = false;             // COMPLETED with exit code 0
 };
 
 struct ClusterSnapshot {
   int64_t now = 0;
   std::vector<NodeSnap> nodes;
   std::vector<PartitionSnap> partitions;
-  std::vector<JobSnap> pending;   // eligible to be considered (not held)
+  std::vector<JobSnap> pending;
+  std::vector<RunningSnap> running;
+  std::vector<FinishedSnap> finished;
 };
 
 }  // namespace tessera::sched

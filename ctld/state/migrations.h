@@ -22,6 +22,11 @@ inline const std::vector<const char*>& Migrations() {
       CREATE INDEX acct_jobs_uid ON acct_jobs(uid);
       CREATE INDEX acct_jobs_end ON acct_jobs(end_time);
       )sql",
+      // 2: scripts and environments live only on disk until launch.
+      R"sql(
+      CREATE TABLE job_payloads (job_id INTEGER PRIMARY KEY, script TEXT NOT NULL,
+                                 env TEXT NOT NULL);
+      )sql",
   };
   return kMigrations;
 }

@@ -58,6 +58,10 @@ void Batch::ArchiveJob(const JobRecord& r) {
   ops_.push_back({Kind::kArchiveJob, r.job_id, EncodeRecord(r), "", r.state, 0, r});
 }
 
+void Batch::PutPayload(uint64_t job_id, const JobPayload& p) {
+  ops_.push_back({Kind::kPayload, job_id, p.script, EncodeEnv(p.env), 0, 0, {}});
+}
+
 void Batch::AddEvent(const JobEvent& e) {
   ops_.push_back({Kind::kEvent, e.job_id, e.type, e.detail, static_cast<int64_t>(e.seq), e.time, {}});
 }
@@ -186,6 +190,9 @@ Status Store::ApplyBatch(const Batch& b) {
         Stmt d(wdb_, "DELETE FROM jobs WHERE job_id=?");
         d.Bind(1, static_cast<int64_t>(op.id));
         TESSERA_RETURN_IF_ERROR(StepDone(d, "archive job"));
+        Stmt dp(wdb_, "DELETE FROM job_payloads WHERE job_id=?");
+        dp.Bind(1, static_cast<int64_t>(op.id));
+        TESSERA_RETURN_IF_ERROR(StepDone(dp, "archive job"));
         Stmt s(wdb_, "INSERT OR REPLACE INTO acct_jobs VALUES(?,?,?,?,?,?,?,?,?)");
         const JobRecord& r = op.rec;
         s.Bind(1, static_cast<int64_t>(r.job_id)).Bind(2, r.uid).Bind(3, r.state)
@@ -198,6 +205,12 @@ Status Store::ApplyBatch(const Batch& b) {
         Stmt s(wdb_, "INSERT INTO job_events(seq, job_id, time, type, detail) VALUES(?,?,?,?,?)");
         s.Bind(1, op.n1).Bind(2, static_cast<int64_t>(op.id)).Bind(3, op.n2).Bind(4, op.a).Bind(5, op.b);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write event"));
+        break;
+      }
+      case Batch::Kind::kPayload: {
+        Stmt s(wdb_, "INSERT OR REPLACE INTO job_payloads(job_id, script, env) VALUES(?,?,?)");
+        s.Bind(1, static_cast<int64_t>(op.id)).Bind(2, op.a).Bind(3, op.b);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write job payload"));
         break;
       }
       case Batch::Kind::kMeta: {
@@ -286,6 +299,20 @@ Result<std::vector<JobEvent>> Store::EventsSince(uint64_t seq, size_t limit) {
   while (s.Step() == SQLITE_ROW)
     out.push_back({static_cast<uint64_t>(s.Int(0)), static_cast<uint64_t>(s.Int(1)), s.Int(2), s.Text(3), s.Text(4)});
   return out;
+}
+
+Result<JobPayload> Store::LoadPayload(uint64_t job_id) {
+  std::lock_guard<std::mutex> l(read_mu_);
+  Stmt s(rdb_, "SELECT script, env FROM job_payloads WHERE job_id=?");
+  if (!s.ok()) return s.Error("load payload");
+  s.Bind(1, static_cast<int64_t>(job_id));
+  if (s.Step() != SQLITE_ROW) return NotFound("no script stored for job " + std::to_string(job_id));
+  JobPayload p;
+  p.script = s.Text(0);
+  auto env = DecodeEnv(s.Text(1));
+  if (!env.ok()) return env.status();
+  p.env = std::move(*env);
+  return p;
 }
 
 StoreStats Store::Stats() const {

@@ -27,13 +27,14 @@
 
 namespace tessera::ctld {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Writes that must become durable together.
 class Batch {
  public:
   void PutJob(const JobRecord& r);        // insert or replace the active job row
-  void ArchiveJob(const JobRecord& r);    // move a finished job to accounting
+  void ArchiveJob(const JobRecord& r);    // move a finished job to accounting (drops its payload)
+  void PutPayload(uint64_t job_id, const JobPayload& p);
   void AddEvent(const JobEvent& e);
   void SetMeta(const std::string& key, const std::string& value);
   bool empty() const { return ops_.empty(); }
@@ -41,7 +42,7 @@ class Batch {
 
  private:
   friend class Store;
-  enum class Kind { kPutJob, kArchiveJob, kEvent, kMeta };
+  enum class Kind { kPutJob, kArchiveJob, kEvent, kMeta, kPayload };
   struct Op {
     Kind kind;
     uint64_t id = 0;
@@ -86,6 +87,8 @@ class Store {
 
   Result<std::vector<JobRecord>> QueryAccounting(const AccountingFilter& f);
   Result<std::vector<JobEvent>> EventsForJob(uint64_t job_id);
+  // The script and environment of an active job. NotFound once the job is archived.
+  Result<JobPayload> LoadPayload(uint64_t job_id);
   Result<std::vector<JobEvent>> EventsSince(uint64_t seq, size_t limit);
   StoreStats Stats() const;
 

@@ -94,3 +94,28 @@ TEST_CASE("users may not raise their own time limit or set priority") {
   prio.priority = 5;
   CHECK(m.Update(id, owner, prio).code() == Code::kPermissionDenied);
 }
+
+TEST_CASE("scripts and environments stay on disk, not in memory, until launch") {
+  TempDir d;
+  FakeClock clock;
+  auto s = Store::Open(d.path + "/t.db");
+  JobManager m(s->get(), &clock);
+  m.Recover(*(*s)->Load());
+  JobRecord dr = Draft(1000);
+  dr.spec.script = "#!/bin/sh\necho hi\n";
+  dr.spec.env = {{"HOME", "/home/x"}, {"PATH", "/bin"}};
+  uint64_t id = SubmitSync(m, dr);
+  CHECK(m.Find(id)->spec.script.empty());
+  CHECK(m.Find(id)->spec.env.empty());
+  auto p = (*s)->LoadPayload(id);
+  REQUIRE(p.ok());
+  CHECK(p->script == dr.spec.script);
+  CHECK(p->env == dr.spec.env);
+  // Finishing the job archives it and drops the payload.
+  Caller admin{0, 0, true, false};
+  bool sig;
+  REQUIRE(m.Cancel(id, admin, &sig).ok());
+  Batch flush;
+  REQUIRE((*s)->CommitSync(std::move(flush)).ok());
+  CHECK((*s)->LoadPayload(id).status().code() == Code::kNotFound);
+}

@@ -1,0 +1,96 @@
+// The built-in actions. enqueue decides which pending jobs are eligible this cycle (every
+// plugin's eligibility vote must agree); allocate starts jobs in order and, per partition,
+// stops at the first job that does not fit (the rest wait with reason Priority); backfill
+// reserves the top bf_reservation_depth blocked jobs on the timeline and starts any later job
+// that fits now without delaying a reservation.
+#include <vector>
+
+#include "ctld/sched/placement.h"
+#include "ctld/sched/registry.h"
+#include "ctld/sched/session.h"
+
+namespace tessera::sched {
+namespace {
+
+class EnqueueAction : public Action {
+ public:
+  std::string Name() const override { return "enqueue"; }
+  void Execute(Session& s) override {
+    for (auto& j : s.jobs()) {
+      if (j.stage != JobInfo::Stage::kPending || !j.reason.empty()) continue;
+      j.reason = s.Eligible(j);
+      if (j.reason.empty()) j.stage = JobInfo::Stage::kEligible;
+    }
+  }
+};
+
+class AllocateAction : public Action {
+ public:
+  std::string Name() const override { return "allocate"; }
+  void Execute(Session& s) override {
+    std::vector<bool> blocked(s.state().PartitionCount(), false);
+    for (JobInfo* j : s.OrderedEligible()) {
+      if (blocked[static_cast<size_t>(j->partition)]) {
+        j->reason = "Priority";
+        continue;
+      }
+      if (TryStartNow(s, *j, false) == StartOutcome::kNoResources)
+        blocked[static_cast<size_t>(j->partition)] = true;
+    }
+  }
+};
+
+bool Retryable(const std::string& reason) {
+  return reason.empty() || reason == "Priority" || reason == "Resources" || reason == "ReqNodeNotAvail";
+}
+
+class BackfillAction : public Action {
+ public:
+  explicit BackfillAction(const SchedConfig& c) : depth_(c.bf_reservation_depth) {}
+  std::string Name() const override { return "backfill"; }
+  void Execute(Session& s) override {
+    uint32_t reserved = 0;
+    std::vector<bool> waiting_ahead(s.state().PartitionCount(), false);
+    for (JobInfo* j : s.OrderedEligible()) {
+      if (!Retryable(j->reason)) continue;
+      auto part = static_cast<size_t>(j->partition);
+      StartOutcome r = TryStartNow(s, *j, true);
+      if (r == StartOutcome::kStarted || r == StartOutcome::kLimited) continue;
+      if (reserved < depth_ && TryReserve(s, *j)) {
+        ++reserved;
+        j->reason = waiting_ahead[part] ? "Priority" : j->reason;
+      } else if (waiting_ahead[part] && j->reason == "Resources") {
+        j->reason = "Priority";
+      }
+      waiting_ahead[part] = true;
+    }
+  }
+
+ private:
+  uint32_t depth_;
+};
+
+// Reserved names: configuring them is an error that says they are not implemented yet.
+Registry::ActionFactory NotYet(const std::string& name) {
+  return [name](const SchedConfig&) -> Result<std::unique_ptr<Action>> {
+    return Status(Code::kUnimplemented, "scheduler action \"" + name + "\" is not implemented yet");
+  };
+}
+
+}  // namespace
+
+void RegisterBuiltinActions(Registry& r) {
+  r.AddAction("enqueue", [](const SchedConfig&) -> Result<std::unique_ptr<Action>> {
+    return std::unique_ptr<Action>(new EnqueueAction());
+  });
+  r.AddAction("allocate", [](const SchedConfig&) -> Result<std::unique_ptr<Action>> {
+    return std::unique_ptr<Action>(new AllocateAction());
+  });
+  r.AddAction("backfill", [](const SchedConfig& c) -> Result<std::unique_ptr<Action>> {
+    return std::unique_ptr<Action>(new BackfillAction(c));
+  });
+  r.AddAction("preempt", NotYet("preempt"));
+  r.AddAction("reclaim", NotYet("reclaim"));
+}
+
+}  // namespace tessera::sched

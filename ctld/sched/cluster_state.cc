@@ -1,0 +1,135 @@
+#include "ctld/sched/cluster_state.h"
+
+#include <algorithm>
+
+namespace tessera::sched {
+
+ClusterState::ClusterState(const ClusterSnapshot& snap) : now_(snap.now) {
+  for (const auto& p : snap.partitions) {
+    part_index_[p.name] = static_cast<int>(partitions_.size());
+    partitions_.push_back(&p);
+  }
+  part_nodes_.resize(partitions_.size());
+  part_free_.resize(partitions_.size());
+  nodes_.reserve(snap.nodes.size());
+  for (const auto& ns : snap.nodes) {
+    NodeRt n;
+    n.snap = &ns;
+    n.index = static_cast<uint32_t>(nodes_.size());
+    n.usable = ns.schedulable;
+    n.idle = ns.idle;
+    n.total = {ns.cpus_total, static_cast<int64_t>(ns.mem_total), 0};
+    n.free = {ns.cpus_free, static_cast<int64_t>(ns.mem_free), 0};
+    for (uint32_t i = 0; i < ns.gpus.size(); ++i) {
+      if (!ns.gpus[i].healthy) continue;
+      ++n.total.gpus;
+      if (ns.gpus[i].free) n.free_gpus.push_back(i);
+    }
+    n.free.gpus = static_cast<int64_t>(n.free_gpus.size());
+    n.features = ns.features;
+    std::sort(n.features.begin(), n.features.end());
+    for (const auto& pn : ns.partitions) {
+      auto it = part_index_.find(pn);
+      if (it != part_index_.end()) n.partitions.push_back(static_cast<uint32_t>(it->second));
+    }
+    node_index_[ns.name] = n.index;
+    nodes_.push_back(std::move(n));
+  }
+  for (const auto& r : snap.running) {
+    int64_t end = std::max(r.end_time, now_ + 1);
+    for (const auto& u : r.nodes) {
+      NodeRt* n = FindNode(u.node);
+      if (n) AddEvent(*n, end, {u.cpus, static_cast<int64_t>(u.mem_mib), u.gpus});
+    }
+  }
+  for (auto& n : nodes_)
+    for (uint32_t pid : n.partitions) part_nodes_[pid].push_back(n.index);
+  for (auto& list : part_nodes_)
+    std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) {
+      return nodes_[a].snap->weight < nodes_[b].snap->weight;
+    });
+  open_cpu_.resize(partitions_.size());
+  open_gpu_.resize(partitions_.size());
+  for (size_t p = 0; p < partitions_.size(); ++p)
+    for (uint32_t i : part_nodes_[p]) {
+      const NodeRt& n = nodes_[i];
+      if (!n.usable) continue;
+      if (n.free.cpus > 0) open_cpu_[p].push_back(i);
+      if (n.free.cpus > 0 && n.free.gpus > 0) open_gpu_[p].push_back(i);
+      part_free_[p] += n.free;
+    }
+}
+
+NodeRt* ClusterState::FindNode(const std::string& name) {
+  auto it = node_index_.find(name);
+  return it == node_index_.end() ? nullptr : &nodes_[it->second];
+}
+
+int ClusterState::PartitionId(const std::string& name) const {
+  auto it = part_index_.find(name);
+  return it == part_index_.end() ? -1 : it->second;
+}
+
+Amount ClusterState::MinAvail(const NodeRt& n, int64_t start, int64_t end) {
+  Amount cur = n.free;
+  size_t i = 0;
+  for (; i < n.events.size() && n.events[i].time <= start; ++i) cur += n.events[i].delta;
+  Amount low = cur;
+  for (; i < n.events.size() && n.events[i].time < end; ++i) {
+    cur += n.events[i].delta;
+    low.cpus = std::min(low.cpus, cur.cpus);
+    low.mem = std::min(low.mem, cur.mem);
+    low.gpus = std::min(low.gpus, cur.gpus);
+  }
+  return low;
+}
+
+int64_t ClusterState::FreeGpusNow(const NodeRt& n, const std::string& model) {
+  if (model.empty()) return static_cast<int64_t>(n.free_gpus.size());
+  int64_t c = 0;
+  for (uint32_t g : n.free_gpus) c += n.snap->gpus[g].model == model;
+  return c;
+}
+
+bool ClusterState::HasGpuModel(const NodeRt& n, const std::string& model) {
+  if (model.empty()) return true;
+  for (const auto& g : n.snap->gpus)
+    if (g.model == model) return true;
+  return false;
+}
+
+void ClusterState::AddEvent(NodeRt& n, int64_t time, const Amount& delta) {
+  auto it = std::upper_bound(n.events.begin(), n.events.end(), time,
+                             [](int64_t t, const TimeEvent& e) { return t < e.time; });
+  n.events.insert(it, TimeEvent{time, delta});
+}
+
+void ClusterState::RemoveEvent(NodeRt& n, int64_t time, const Amount& delta) {
+  for (size_t i = n.events.size(); i-- > 0;) {
+    const TimeEvent& e = n.events[i];
+    if (e.time == time && e.delta.cpus == delta.cpus && e.delta.mem == delta.mem &&
+        e.delta.gpus == delta.gpus) {
+      n.events.erase(n.events.begin() + static_cast<long>(i));
+      return;
+    }
+  }
+}
+
+void ClusterState::TakeNow(NodeRt& n, const Amount& a) {
+  n.free += -a;
+  for (uint32_t p : n.partitions) part_free_[p] += -a;
+}
+
+void ClusterState::ReturnNow(NodeRt& n, const Amount& a) {
+  n.free += a;
+  for (uint32_t p : n.partitions) part_free_[p] += a;
+  // A node that got room back must be scannable again.
+  for (uint32_t p : n.partitions) {
+    auto& oc = open_cpu_[p];
+    if (n.free.cpus > 0 && std::find(oc.begin(), oc.end(), n.index) == oc.end()) oc.push_back(n.index);
+    auto& og = open_gpu_[p];
+    if (n.free.gpus > 0 && std::find(og.begin(), og.end(), n.index) == og.end()) og.push_back(n.index);
+  }
+}
+
+}  // namespace tessera::sched

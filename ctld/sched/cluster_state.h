@@ -1,0 +1,95 @@
+#pragma once
+// ClusterState: the mutable per-cycle view of the nodes, built once from the snapshot.
+//
+// Each node keeps its free resources now (with the exact free GPU indices) and a timeline: a
+// list of (time, delta) events sorted by time. Running jobs add a release at their expected
+// end; jobs started in this cycle take resources now and add a release at now + time limit;
+// reservations add a take at their start and a release at their end. Availability over a
+// window [s, e) is the per-dimension minimum of free + prefix sums, so "can it start now" and
+// "when is the earliest start" are the same query at different s (Flux's planner idea).
+//
+// Invariant: free never goes negative; events stay sorted. Partition node lists keep the
+// configured order (node Weight, then config order). "Open" lists hold the nodes of a partition
+// that may still have free CPUs (resp. GPUs) now; they shrink lazily as nodes fill up.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ctld/sched/snapshot.h"
+
+namespace tessera::sched {
+
+struct Amount {
+  int64_t cpus = 0;
+  int64_t mem = 0;
+  int64_t gpus = 0;
+  Amount& operator+=(const Amount& o) {
+    cpus += o.cpus, mem += o.mem, gpus += o.gpus;
+    return *this;
+  }
+  Amount operator-() const { return {-cpus, -mem, -gpus}; }
+};
+
+struct TimeEvent {
+  int64_t time = 0;
+  Amount delta;
+};
+
+struct NodeRt {
+  const NodeSnap* snap = nullptr;
+  uint32_t index = 0;
+  bool usable = true;
+  bool idle = true;                    // nothing running and nothing started this cycle
+  Amount free;                         // now
+  Amount total;
+  std::vector<uint32_t> free_gpus;     // positions in snap->gpus: free and healthy now
+  std::vector<TimeEvent> events;       // sorted by time
+  std::vector<std::string> features;   // sorted
+  std::vector<uint32_t> partitions;    // partition ids
+};
+
+class ClusterState {
+ public:
+  explicit ClusterState(const ClusterSnapshot& snap);
+
+  int64_t now() const { return now_; }
+  std::vector<NodeRt>& nodes() { return nodes_; }
+  const std::vector<NodeRt>& nodes() const { return nodes_; }
+  NodeRt* FindNode(const std::string& name);
+  // Partition id by name, or -1.
+  int PartitionId(const std::string& name) const;
+  const PartitionSnap& Partition(int id) const { return *partitions_[static_cast<size_t>(id)]; }
+  size_t PartitionCount() const { return partitions_.size(); }
+  const std::vector<uint32_t>& PartitionNodes(int id) const { return part_nodes_[static_cast<size_t>(id)]; }
+  // Nodes of partition `id` that may have free CPUs (gpu=false) or GPUs (gpu=true) now. The
+  // caller scans it with CompactOpen, which drops nodes that are full.
+  std::vector<uint32_t>& OpenNodes(int id, bool gpu) {
+    return (gpu ? open_gpu_ : open_cpu_)[static_cast<size_t>(id)];
+  }
+  // Free CPUs/GPUs now summed over the partition's usable nodes (an upper bound for fast fail).
+  const Amount& PartitionFree(int id) const { return part_free_[static_cast<size_t>(id)]; }
+
+  // Minimum availability of `n` over [start, end).
+  static Amount MinAvail(const NodeRt& n, int64_t start, int64_t end);
+  // Free GPUs of `model` ("" = any) on `n` now.
+  static int64_t FreeGpusNow(const NodeRt& n, const std::string& model);
+  static bool HasGpuModel(const NodeRt& n, const std::string& model);
+
+  // Mutations (used by Statement, which can undo them).
+  void AddEvent(NodeRt& n, int64_t time, const Amount& delta);
+  void RemoveEvent(NodeRt& n, int64_t time, const Amount& delta);
+  void TakeNow(NodeRt& n, const Amount& a);     // also updates partition sums
+  void ReturnNow(NodeRt& n, const Amount& a);
+
+ private:
+  int64_t now_;
+  std::vector<NodeRt> nodes_;
+  std::vector<const PartitionSnap*> partitions_;
+  std::unordered_map<std::string, uint32_t> node_index_;
+  std::unordered_map<std::string, int> part_index_;
+  std::vector<std::vector<uint32_t>> part_nodes_, open_cpu_, open_gpu_;
+  std::vector<Amount> part_free_;
+};
+
+}  // namespace tessera::sched

@@ -1,0 +1,42 @@
+#pragma once
+// The scheduler's output: one Decision per pending job of the snapshot, in snapshot order.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tessera::sched {
+
+struct NodePlacement {
+  std::string node;
+  uint32_t cpus = 0;
+  uint64_t mem_mib = 0;
+  std::vector<uint32_t> gpu_indices;
+  uint32_t tasks = 0;
+  std::vector<uint32_t> group_tasks;  // tasks of each task group on this node (job's group order)
+};
+
+struct Decision {
+  enum class Kind { kStart, kPending };
+  Kind kind = Kind::kPending;
+  uint64_t job_id = 0;
+  std::vector<NodePlacement> placement;  // kStart
+  std::string reason;                    // kPending: Slurm vocabulary ("Priority", ...)
+  bool backfilled = false;               // kStart by the backfill action
+  // kPending with a reservation: when and where the job is expected to start (tqueue --start).
+  int64_t expected_start = 0;            // 0 = unknown
+  std::vector<std::string> reserved_nodes;
+  int64_t priority = 0;                  // the priority the job was ordered by
+};
+
+struct CycleResult {
+  std::vector<Decision> decisions;
+  uint64_t jobs_considered = 0;
+  uint64_t jobs_started = 0;
+  uint64_t jobs_backfilled = 0;
+  uint64_t reservations = 0;
+  Status status;  // not OK when the configuration named an action or plugin that cannot run
+};
+
+}  // namespace tessera::sched

@@ -1,0 +1,318 @@
+#include "ctld/sched/placement.h"
+
+#include <algorithm>
+#include <map>
+
+#include "ctld/sched/statement.h"
+
+namespace tessera::sched {
+namespace {
+
+const std::string& GroupModel(const GroupReq& g) {
+  return g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+}
+
+// Memory per task when the job names none: a share proportional to its CPUs.
+int64_t TaskMem(const GroupReq& g, const NodeSnap& n) {
+  if (g.per_task.mem_mib || g.per_node.mem_mib) return static_cast<int64_t>(g.per_task.mem_mib);
+  uint32_t cpus = std::max<uint32_t>(1, g.per_task.cpus);
+  return n.cpus_total ? static_cast<int64_t>(n.mem_total * cpus / n.cpus_total) : 0;
+}
+
+int64_t Capacity(const Amount& avail, const GroupReq& g, const NodeSnap& n) {
+  int64_t cpus = avail.cpus - g.per_node.cpus;
+  int64_t mem = avail.mem - static_cast<int64_t>(g.per_node.mem_mib);
+  int64_t gpus = avail.gpus - g.per_node.gpus;
+  if (cpus < 0 || mem < 0 || gpus < 0) return 0;
+  int64_t cap = cpus / std::max<uint32_t>(1, g.per_task.cpus);
+  if (int64_t tm = TaskMem(g, n)) cap = std::min(cap, mem / tm);
+  if (g.per_task.gpus) cap = std::min<int64_t>(cap, gpus / g.per_task.gpus);
+  if (g.tasks_per_node) cap = std::min<int64_t>(cap, g.tasks_per_node);
+  return cap;
+}
+
+Amount AmountFor(const GroupReq& g, const NodeSnap& n, int64_t k) {
+  return {int64_t{std::max<uint32_t>(1, g.per_task.cpus)} * k + g.per_node.cpus,
+          TaskMem(g, n) * k + static_cast<int64_t>(g.per_node.mem_mib),
+          int64_t{g.per_task.gpus} * k + g.per_node.gpus};
+}
+
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+struct Cand {
+  uint32_t node;
+  int64_t take;
+  double score;
+  bool required;
+  Amount avail;
+};
+
+// One placement attempt of the whole job at `start` (now-mode when start == now).
+class Placer {
+ public:
+  // allocate = take resources now (start must be now); else reserve [start, start + limit).
+  Placer(Session& s, Statement& st, const JobInfo& j, int64_t start, int alt, bool allocate)
+      : s_(s), st_(st), j_(j), start_(start), end_(start + j.time_limit), alt_(alt),
+        now_(allocate) {}
+
+  // Places as many tasks as it can (all-or-nothing per group when the gang is strict).
+  uint32_t Run() {
+    const JobSnap& js = *j_.snap;
+    bool strict = j_.min_tasks >= j_.total_tasks;
+    for (size_t gi = 0; gi < js.groups.size(); ++gi) {
+      uint32_t placed = PlaceGroup(gi);
+      tasks_ += placed;
+      if (strict && placed < js.groups[gi].count) return tasks_;
+    }
+    if (used_.size() < js.nodes_min) return 0;
+    for (const auto& req : js.nodelist)
+      if (!HasNode(req)) return 0;
+    return tasks_;
+  }
+  std::vector<NodePlacement>& placements() { return out_; }
+
+ private:
+  bool HasNode(const std::string& name) const {
+    for (const auto& p : out_)
+      if (p.node == name) return true;
+    return false;
+  }
+  bool Eligible(const NodeRt& n) const {
+    if (!n.usable || !s_.NodeOk(j_, n)) return false;
+    if (alt_ >= 0 && !j_.constraint.Matches(n.features, alt_)) return false;
+    return true;
+  }
+  Amount Avail(const NodeRt& n, const std::string& model) const {
+    Amount a = ClusterState::MinAvail(n, start_, end_);
+    if (!model.empty() && !ClusterState::HasGpuModel(n, model)) a.gpus = 0;
+    if (now_) a.gpus = std::min(a.gpus, ClusterState::FreeGpusNow(n, model));
+    return a;
+  }
+  bool ExclusiveOk(const NodeRt& n, const Amount& a) const {
+    if (used_.count(n.index)) return false;  // one group per node for exclusive jobs
+    return a.cpus == n.total.cpus && a.mem == n.total.mem && a.gpus >= n.total.gpus &&
+           (!now_ || n.idle);
+  }
+  std::vector<Cand> Collect(const GroupReq& g, int64_t left, int64_t spread);
+  uint32_t PlaceGroup(size_t gi);
+
+  Session& s_;
+  Statement& st_;
+  const JobInfo& j_;
+  int64_t start_, end_;
+  int alt_;
+  bool now_;
+  uint32_t tasks_ = 0;
+  std::map<uint32_t, size_t> used_;  // node -> index in out_
+  std::vector<NodePlacement> out_;
+};
+
+std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t spread) {
+  const JobSnap& js = *j_.snap;
+  const std::string& model = GroupModel(g);
+  bool gpu = g.per_task.gpus + g.per_node.gpus > 0;
+  std::vector<Cand> cands;
+  int64_t acc = 0;
+  size_t window = s_.HasScores() ? s_.config().score_window : 1;
+  auto consider = [&](NodeRt& n) {
+    if (!Eligible(n)) return;
+    Amount a = Avail(n, model);
+    int64_t cap;
+    if (js.exclusive) cap = ExclusiveOk(n, a) ? std::min<int64_t>(Capacity(a, g, *n.snap), left) : 0;
+    else cap = Capacity(a, g, *n.snap);
+    int64_t take = std::min({cap, spread, left});
+    if (take <= 0) return;
+    cands.push_back({n.index, take, 0, Contains(js.nodelist, n.snap->name), a});
+    acc += take;
+  };
+  auto enough = [&] { return acc >= left && cands.size() >= window; };
+  for (const auto& name : js.nodelist)  // required nodes first
+    if (NodeRt* n = s_.state().FindNode(name)) consider(*n);
+  if (now_) {
+    // Scan the open list, dropping nodes that have no CPU left (lazy compaction).
+    auto& open = s_.state().OpenNodes(j_.partition, gpu);
+    size_t w = 0, r = 0;
+    for (; r < open.size() && !enough(); ++r) {
+      NodeRt& n = s_.state().nodes()[open[r]];
+      if (n.free.cpus <= 0 || (gpu && n.free.gpus <= 0)) continue;
+      open[w++] = open[r];
+      if (!js.nodelist.empty() && Contains(js.nodelist, n.snap->name)) continue;
+      consider(n);
+    }
+    if (w != r) {
+      std::move(open.begin() + static_cast<long>(r), open.end(), open.begin() + static_cast<long>(w));
+      open.resize(open.size() - (r - w));
+    }
+  } else {
+    for (uint32_t i : s_.state().PartitionNodes(j_.partition)) {
+      if (enough()) break;
+      NodeRt& n = s_.state().nodes()[i];
+      if (!js.nodelist.empty() && Contains(js.nodelist, n.snap->name)) continue;
+      consider(n);
+    }
+  }
+  if (s_.HasScores()) {
+    for (auto& c : cands) c.score = s_.Score(j_, s_.state().nodes()[c.node], c.avail);
+    std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
+      if (a.required != b.required) return a.required;
+      return a.score > b.score;
+    });
+  }
+  return cands;
+}
+
+uint32_t Placer::PlaceGroup(size_t gi) {
+  const JobSnap& js = *j_.snap;
+  const GroupReq& g = js.groups[gi];
+  int64_t left = g.count;
+  int64_t spread = js.nodes_min > 1 ? (g.count + js.nodes_min - 1) / js.nodes_min : left;
+  const std::string& model = GroupModel(g);
+  for (const Cand& c : Collect(g, left, spread)) {
+    if (left == 0) break;
+    NodeRt& n = s_.state().nodes()[c.node];
+    bool fresh = !used_.count(c.node);
+    if (fresh && js.nodes_max && used_.size() >= js.nodes_max) continue;
+    int64_t k = std::min(c.take, left);
+    Amount amt = js.exclusive ? Amount{n.total.cpus, n.total.mem, n.total.gpus} : AmountFor(g, *n.snap, k);
+    if (fresh) {
+      used_[c.node] = out_.size();
+      out_.push_back({n.snap->name, 0, 0, {}, 0, std::vector<uint32_t>(js.groups.size(), 0)});
+    }
+    NodePlacement& p = out_[used_[c.node]];
+    if (now_) {
+      auto idx = st_.Allocate(n, amt, js.exclusive ? "" : model, end_);
+      p.gpu_indices.insert(p.gpu_indices.end(), idx.begin(), idx.end());
+      std::sort(p.gpu_indices.begin(), p.gpu_indices.end());
+    } else {
+      st_.Reserve(n, amt, start_, end_);
+    }
+    p.cpus += static_cast<uint32_t>(amt.cpus);
+    p.mem_mib += static_cast<uint64_t>(amt.mem);
+    p.tasks += static_cast<uint32_t>(k);
+    p.group_tasks[gi] += static_cast<uint32_t>(k);
+    left -= k;
+  }
+  return static_cast<uint32_t>(g.count - left);
+}
+
+// Tries every [a|b] alternative (or none) at `start`; commits on success.
+bool PlaceAt(Session& s, JobInfo& j, int64_t start, bool allocate,
+             std::vector<NodePlacement>* out) {
+  const auto& alts = j.constraint.Alternatives();
+  int n_alt = alts.empty() ? 1 : static_cast<int>(alts.size());
+  for (int a = 0; a < n_alt; ++a) {
+    Statement st(s.state());
+    Placer p(s, st, j, start, alts.empty() ? -1 : a, allocate);
+    uint32_t tasks = p.Run();
+    if (tasks > 0 && s.GangReady(j, tasks)) {
+      st.Commit();
+      *out = std::move(p.placements());
+      return true;
+    }
+  }
+  return false;
+}
+
+bool RequiredNodesDown(Session& s, const JobInfo& j) {
+  for (const auto& name : j.snap->nodelist) {
+    NodeRt* n = s.state().FindNode(name);
+    if (!n || !n->usable) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::string& ShapeKey(JobInfo& j) {
+  if (!j.shape.empty()) return j.shape;
+  const JobSnap& js = *j.snap;
+  std::string& k = j.shape;
+  k = std::to_string(j.partition) + '|' + js.constraint + '|' + (js.exclusive ? "x" : "") + '|' +
+      std::to_string(js.nodes_min) + ',' + std::to_string(js.nodes_max) + ',' +
+      std::to_string(j.min_tasks) + ',' + std::to_string(j.time_limit);
+  for (const auto& g : js.groups)
+    k += '|' + std::to_string(g.count) + ',' + std::to_string(g.per_task.cpus) + ',' +
+         std::to_string(g.per_task.mem_mib) + ',' + std::to_string(g.per_task.gpus) + ',' +
+         g.per_task.gpu_model + ',' + std::to_string(g.tasks_per_node) + ',' +
+         std::to_string(g.per_node.cpus) + ',' + std::to_string(g.per_node.mem_mib) + ',' +
+         std::to_string(g.per_node.gpus) + ',' + g.per_node.gpu_model;
+  for (const auto& n : js.nodelist) k += "|+" + n;
+  for (const auto& n : js.exclude) k += "|-" + n;
+  return k;
+}
+
+StartOutcome TryStartNow(Session& s, JobInfo& j, bool backfill) {
+  std::string why = s.Allocatable(j);
+  if (!why.empty()) {
+    j.reason = why;
+    return StartOutcome::kLimited;
+  }
+  const std::string& key = ShapeKey(j);
+  bool strict = j.min_tasks >= j.total_tasks;
+  const Amount& pf = s.state().PartitionFree(j.partition);
+  bool hopeless = s.KnownToFail(key) || (strict && (j.total.cpus > pf.cpus || j.total.gpus > pf.gpus));
+  std::vector<NodePlacement> placed;
+  if (hopeless || !PlaceAt(s, j, s.now(), true, &placed)) {
+    s.RememberFailure(key);
+    j.reason = RequiredNodesDown(s, j) ? "ReqNodeNotAvail" : "Resources";
+    return StartOutcome::kNoResources;
+  }
+  j.stage = JobInfo::Stage::kStarted;
+  j.reason.clear();
+  Decision& d = s.decision(j);
+  d.kind = Decision::Kind::kStart;
+  d.placement = std::move(placed);
+  d.backfilled = backfill;
+  d.reason.clear();
+  ++s.result().jobs_started;
+  if (backfill) ++s.result().jobs_backfilled;
+  s.NotifyAllocated(j, d.placement);
+  return StartOutcome::kStarted;
+}
+
+bool TryReserve(Session& s, JobInfo& j) {
+  const auto& nodes = s.state().PartitionNodes(j.partition);
+  std::vector<TimeEvent> events;
+  Amount agg;
+  int64_t horizon = s.now() + s.config().bf_window;
+  for (uint32_t i : nodes) {
+    const NodeRt& n = s.state().nodes()[i];
+    if (!n.usable) continue;
+    agg += n.free;
+    for (const auto& e : n.events)
+      if (e.time <= horizon) events.push_back(e);
+  }
+  std::sort(events.begin(), events.end(),
+            [](const TimeEvent& a, const TimeEvent& b) { return a.time < b.time; });
+  bool strict = j.min_tasks >= j.total_tasks;
+  uint32_t tries = 0;
+  auto reserve_at = [&](int64_t t) {
+    if (strict && (agg.cpus < j.total.cpus || agg.gpus < j.total.gpus)) return false;
+    if (++tries > s.config().bf_max_times) return false;
+    std::vector<NodePlacement> placed;
+    if (!PlaceAt(s, j, t, false, &placed)) return false;
+    j.stage = JobInfo::Stage::kReserved;
+    Decision& d = s.decision(j);
+    d.expected_start = t;
+    for (const auto& p : placed) d.reserved_nodes.push_back(p.node);
+    ++s.result().reservations;
+    return true;
+  };
+  size_t e = 0;
+  while (e < events.size() && events[e].time <= s.now()) agg += events[e++].delta;
+  if (reserve_at(s.now())) return true;
+  while (e < events.size() && tries <= s.config().bf_max_times) {
+    int64_t t = events[e].time;
+    bool gain = false;
+    for (; e < events.size() && events[e].time == t; ++e) {
+      agg += events[e].delta;
+      gain |= events[e].delta.cpus > 0 || events[e].delta.gpus > 0;
+    }
+    if (gain && reserve_at(t)) return true;
+  }
+  return false;
+}
+
+}  // namespace tessera::sched

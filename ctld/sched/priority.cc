@@ -1,0 +1,41 @@
+#include "ctld/sched/priority.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tessera::sched {
+
+PriorityContext MakePriorityContext(const ClusterSnapshot& snap, const SchedConfig& cfg) {
+  PriorityContext c;
+  c.now = snap.now;
+  for (const auto& n : snap.nodes) {
+    c.cluster_cpus += n.cpus_total;
+    c.cluster_gpus += static_cast<int64_t>(n.gpus.size());
+  }
+  for (const auto& p : snap.partitions) c.max_tier = std::max(c.max_tier, p.priority_tier);
+  for (const auto& [name, q] : cfg.qos) c.max_qos_priority = std::max(c.max_qos_priority, q.priority);
+  return c;
+}
+
+int64_t MultifactorPriority(const JobSnap& j, int64_t cpus, int64_t gpus, uint32_t tier,
+                            const SchedConfig& cfg, const PriorityContext& ctx) {
+  if (j.priority > 0) return j.priority;
+  int64_t eligible = j.eligible_time ? j.eligible_time : j.submit_time;
+  double age = cfg.priority_max_age > 0
+                   ? std::clamp(double(ctx.now - eligible) / double(cfg.priority_max_age), 0.0, 1.0)
+                   : 1.0;
+  double size = 0;
+  if (ctx.cluster_cpus > 0) size = std::max(size, double(cpus) / double(ctx.cluster_cpus));
+  if (ctx.cluster_gpus > 0) size = std::max(size, double(gpus) / double(ctx.cluster_gpus));
+  size = std::min(size, 1.0);
+  if (cfg.favor_small) size = 1.0 - size;
+  double part = ctx.max_tier ? double(tier) / double(ctx.max_tier) : 0;
+  double qos = 0;
+  if (const QosConfig* q = cfg.FindQos(j.qos); q && ctx.max_qos_priority > 0)
+    qos = double(q->priority) / double(ctx.max_qos_priority);
+  double p = cfg.weight_age * age + cfg.weight_fairshare * std::clamp(j.fairshare, 0.0, 1.0) +
+             cfg.weight_job_size * size + cfg.weight_partition * part + cfg.weight_qos * qos;
+  return static_cast<int64_t>(std::llround(p)) - j.nice;
+}
+
+}  // namespace tessera::sched

@@ -1,0 +1,260 @@
+#include "ctld/sched/sched_config.h"
+
+#include <cstdlib>
+
+#include "common/duration.h"
+#include "ctld/sched/registry.h"
+
+namespace tessera::sched {
+namespace {
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    std::string item = s.substr(start, end - start);
+    if (!item.empty()) out.push_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+Status Bad(const std::string& where, const ConfigPair& p, const std::string& why) {
+  return InvalidArgument(where + ": invalid value \"" + p.value + "\" for " + p.raw_key + ": " +
+                         why);
+}
+
+Result<int64_t> Int(const std::string& where, const ConfigPair& p) {
+  if (ToLower(p.value) == "unlimited" || p.value == "-1") return int64_t{-1};
+  auto n = ParseUint(p.value, p.raw_key);
+  if (!n.ok()) return Bad(where, p, "expected a non-negative integer");
+  return static_cast<int64_t>(*n);
+}
+
+Result<int64_t> Time(const std::string& where, const ConfigPair& p) {
+  auto t = ParseTimeLimit(p.value);
+  if (!t.ok()) return Bad(where, p, "expected a time such as 60, 1:00:00 or 1-0");
+  return *t;
+}
+
+Status ParseQos(const ConfigLine& l, SchedConfig& c) {
+  QosConfig q;
+  q.where = l.Where();
+  bool is_default = false;
+  for (const auto& p : l.pairs) {
+    const std::string& k = p.key;
+    Result<int64_t> v = int64_t{0};
+    if (k == "qosname") {
+      q.name = p.value;
+    } else if (k == "priority") {
+      if (!(v = Int(q.where, p)).ok()) return v.status();
+      q.priority = *v;
+    } else if (k == "maxwall" || k == "maxwalldurationperjob") {
+      if (!(v = Time(q.where, p)).ok()) return v.status();
+      q.max_wall = *v;
+    } else if (k == "maxjobsperuser" || k == "maxjobspu") {
+      if (!(v = Int(q.where, p)).ok()) return v.status();
+      q.max_jobs_per_user = *v;
+    } else if (k == "maxsubmitjobsperuser" || k == "maxsubmitjobspu") {
+      if (!(v = Int(q.where, p)).ok()) return v.status();
+      q.max_submit_jobs_per_user = *v;
+    } else if (k == "grpjobs") {
+      if (!(v = Int(q.where, p)).ok()) return v.status();
+      q.grp_jobs = *v;
+    } else if (k == "maxtresperuser" || k == "maxtrespu" || k == "grptres") {
+      auto t = ParseTres(p.value);
+      if (!t.ok()) return Bad(q.where, p, t.status().message());
+      (k == "grptres" ? q.grp_tres : q.max_tres_per_user) = *t;
+    } else if (k == "default") {
+      is_default = ToLower(p.value) == "yes";
+    } else {
+      c.warnings.push_back(q.where + ": unknown QOS key " + p.raw_key + "; ignored");
+    }
+  }
+  if (q.name.empty()) return InvalidArgument(q.where + ": QOSName needs a name");
+  if (c.qos.count(q.name)) return InvalidArgument(q.where + ": QOS " + q.name + " defined twice");
+  if (is_default) c.default_qos = q.name;
+  c.qos[q.name] = q;
+  return Status::Ok();
+}
+
+Status ParseAccount(const ConfigLine& l, SchedConfig& c) {
+  AccountConfig a;
+  a.where = l.Where();
+  for (const auto& p : l.pairs) {
+    if (p.key == "accountname") {
+      a.name = p.value;
+    } else if (p.key == "parent") {
+      a.parent = p.value;
+    } else if (p.key == "grptres") {
+      auto t = ParseTres(p.value);
+      if (!t.ok()) return Bad(a.where, p, t.status().message());
+      a.grp_tres = *t;
+    } else if (p.key == "grpjobs") {
+      auto v = Int(a.where, p);
+      if (!v.ok()) return v.status();
+      a.grp_jobs = *v;
+    } else {
+      // Guarantee/Limit/Weight/Reclaimable belong to the fair-share issue.
+      c.warnings.push_back(a.where + ": account key " + p.raw_key + " is not used yet; ignored");
+    }
+  }
+  if (a.name.empty()) return InvalidArgument(a.where + ": AccountName needs a name");
+  c.accounts[a.name] = a;
+  return Status::Ok();
+}
+
+Status ParseSchedParams(const std::string& where, const ConfigPair& p, SchedConfig& c) {
+  for (const auto& opt : SplitComma(p.value)) {
+    size_t eq = opt.find('=');
+    std::string key = ToLower(opt.substr(0, eq));
+    std::string val = eq == std::string::npos ? "" : opt.substr(eq + 1);
+    auto num = [&](const char* what) -> Result<uint64_t> {
+      auto n = ParseUint(val, what);
+      if (!n.ok()) return Bad(where, p, key + " expects a non-negative integer");
+      return *n;
+    };
+    auto dbl = [&](double* dst) -> Status {
+      char* end = nullptr;
+      double d = std::strtod(val.c_str(), &end);
+      if (val.empty() || *end || d < 0) return Bad(where, p, key + " expects a number >= 0");
+      *dst = d;
+      return Status::Ok();
+    };
+    if (key == "bf_reservation_depth" || key == "bf_max_job_reservations") {
+      auto n = num("bf_reservation_depth");
+      if (!n.ok()) return n.status();
+      c.bf_reservation_depth = static_cast<uint32_t>(*n);
+    } else if (key == "bf_window") {  // minutes, as Slurm
+      auto n = num("bf_window");
+      if (!n.ok()) return n.status();
+      c.bf_window = static_cast<int64_t>(*n) * 60;
+    } else if (key == "bf_max_times") {
+      auto n = num("bf_max_times");
+      if (!n.ok()) return n.status();
+      c.bf_max_times = static_cast<uint32_t>(std::max<uint64_t>(1, *n));
+    } else if (key == "sched_score_window") {
+      auto n = num("sched_score_window");
+      if (!n.ok()) return n.status();
+      c.score_window = static_cast<uint32_t>(std::max<uint64_t>(1, *n));
+    } else if (key == "binpack_weight") {
+      TESSERA_RETURN_IF_ERROR(dbl(&c.binpack_weight));
+    } else if (key == "spread_weight") {
+      TESSERA_RETURN_IF_ERROR(dbl(&c.spread_weight));
+    } else if (key == "default_time") {
+      auto t = ParseTimeLimit(val);
+      if (!t.ok()) return Bad(where, p, "default_time expects a time limit");
+      c.default_time = *t < 0 ? 365 * 86400 : *t;
+    } else {
+      c.warnings.push_back(where + ": SchedulerParameters option " + key +
+                           " is not implemented by Tessera; ignored");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c) {
+  const std::string& k = p.key;
+  Registry reg = Registry::Builtin();
+  if (k == "scheduleractions") {
+    c.actions = SplitComma(ToLower(p.value));
+    for (const auto& a : c.actions) {
+      if (!reg.HasAction(a))
+        return InvalidArgument(where + ": unknown scheduler action \"" + a + "\" in " + p.raw_key +
+                               " (known: " + reg.ActionNames() + ")");
+      auto made = reg.MakeAction(a, c);  // reserved names (preempt, reclaim) refuse here
+      if (!made.ok()) return InvalidArgument(where + ": " + made.status().message());
+    }
+    return Status::Ok();
+  }
+  if (k == "schedulerplugins") {
+    c.plugins = SplitComma(ToLower(p.value));
+    for (const auto& a : c.plugins)
+      if (!reg.HasPlugin(a))
+        return InvalidArgument(where + ": unknown scheduler plugin \"" + a + "\" in " + p.raw_key +
+                               " (known: " + reg.PluginNames() + ")");
+    return Status::Ok();
+  }
+  if (k == "schedulerparameters") return ParseSchedParams(where, p, c);
+  if (k == "prioritymaxage") {
+    auto t = Time(where, p);
+    if (!t.ok()) return t.status();
+    c.priority_max_age = *t < 0 ? 0 : *t;
+    return Status::Ok();
+  }
+  if (k == "priorityfavorsmall") {
+    c.favor_small = ToLower(p.value) == "yes";
+    return Status::Ok();
+  }
+  uint32_t* w = k == "priorityweightage"         ? &c.weight_age
+                : k == "priorityweightfairshare" ? &c.weight_fairshare
+                : k == "priorityweightjobsize"   ? &c.weight_job_size
+                : k == "priorityweightpartition" ? &c.weight_partition
+                : k == "priorityweightqos"       ? &c.weight_qos
+                                                 : nullptr;
+  if (w) {
+    auto n = ParseUint(p.value, p.raw_key);
+    if (!n.ok() || *n > 0xffffffffull) return Bad(where, p, "expected an integer weight");
+    *w = static_cast<uint32_t>(*n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TresLimit> ParseTres(const std::string& s) {
+  TresLimit t;
+  for (const auto& item : SplitComma(s)) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) return InvalidArgument("TRES item \"" + item + "\" has no '='");
+    std::string name = ToLower(item.substr(0, eq));
+    std::string val = item.substr(eq + 1);
+    if (name == "mem") {
+      auto m = ParseMemMiB(val);
+      if (!m.ok()) return InvalidArgument("bad memory in TRES item \"" + item + "\"");
+      t.mem_mib = static_cast<int64_t>(*m);
+      continue;
+    }
+    auto n = ParseUint(val, name);
+    if (!n.ok()) return InvalidArgument("bad count in TRES item \"" + item + "\"");
+    int64_t v = static_cast<int64_t>(*n);
+    if (name == "cpu") {
+      t.cpu = v;
+    } else if (name == "node") {
+      t.node = v;
+    } else if (name == "gres/gpu" || name.rfind("gres/gpu:", 0) == 0) {
+      t.gpu = v;
+    } else {
+      return InvalidArgument("unknown TRES \"" + name + "\" (known: cpu, mem, node, gres/gpu)");
+    }
+  }
+  return t;
+}
+
+const QosConfig* SchedConfig::FindQos(const std::string& name) const {
+  auto it = qos.find(name.empty() ? default_qos : name);
+  return it == qos.end() ? nullptr : &it->second;
+}
+
+Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
+  SchedConfig c;
+  for (const auto& l : lines) {
+    if (l.pairs.empty()) continue;
+    const std::string& head = l.Head();
+    if (head == "qosname") {
+      TESSERA_RETURN_IF_ERROR(ParseQos(l, c));
+    } else if (head == "accountname") {
+      TESSERA_RETURN_IF_ERROR(ParseAccount(l, c));
+    } else if (head != "nodename" && head != "partitionname") {
+      for (const auto& p : l.pairs) TESSERA_RETURN_IF_ERROR(ParseGlobal(l.Where(), p, c));
+    }
+  }
+  for (const auto& [name, a] : c.accounts)
+    if (!a.parent.empty() && !c.accounts.count(a.parent) && a.parent != "root")
+      return InvalidArgument(a.where + ": account " + name + " has unknown parent " + a.parent);
+  return c;
+}
+
+}  // namespace tessera::sched
