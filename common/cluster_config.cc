@@ -97,6 +97,8 @@ class Builder {
     const std::string& head = l.Head();
     if (head == "nodename") return NodeLine(l);
     if (head == "partitionname") return PartitionLine(l);
+    // QoS and account lines belong to the scheduler (ctld/sched/sched_config.h).
+    if (head == "qosname" || head == "accountname") return Status::Ok();
     for (const auto& p : l.pairs) TESSERA_RETURN_IF_ERROR(Scalar(p, l.Where()));
     return Status::Ok();
   }
@@ -170,6 +172,10 @@ class Builder {
     if (k == "slurmuser" || k == "tesserauser") { c_->cluster_user = p.value; return Status::Ok(); }
     if (k == "tesseraadmins") { c_->admins = SplitComma(p.value); return Status::Ok(); }
     if (k == "tesseraoperators") { c_->operators = SplitComma(p.value); return Status::Ok(); }
+    if (k == "scheduleractions" || k == "schedulerplugins" || k == "schedulerparameters" ||
+        k.rfind("priorityweight", 0) == 0 || k == "prioritymaxage" || k == "priorityfavorsmall") {
+      return Status::Ok();  // read by the scheduler's config (ctld/sched/sched_config.h)
+    }
     if (kIgnoredSlurmKeys.count(k)) {
       c_->warnings.push_back(where + ": " + p.raw_key + " is a Slurm key Tessera does not implement; ignored");
       return Status::Ok();

@@ -21,9 +21,12 @@ bool Contains(const std::vector<uint64_t>& v, uint64_t x) {
 
 }  // namespace
 
-Controller::Controller(std::shared_ptr<const ClusterConfig> cfg, Store* store, const Clock* clock, Core* core)
-    : cfg_(std::move(cfg)), store_(store), clock_(clock), core_(core), jobs_(store, clock),
-      nodes_(*cfg_), tick_timer_(core->io()) {}
+Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
+                       std::shared_ptr<const sched::SchedConfig> sched_cfg, Store* store,
+                       const Clock* clock, Core* core)
+    : cfg_(std::move(cfg)), sched_cfg_(std::move(sched_cfg)), store_(store), clock_(clock),
+      core_(core), jobs_(store, clock), nodes_(*cfg_), tick_timer_(core->io()),
+      cycle_timer_(core->io()) {}
 
 Status Controller::Start(const Recovered& rec) {
   jobs_.Recover(rec);
@@ -85,8 +88,20 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   r.time_limit_s = limit;
   r.submit_host = submit_host;
   r.spec = std::move(spec);
-  r.partition = part->name;
-  TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(SchedBridge::ToSnap(r, clock_->Now()), SchedBridge::EmptyCluster(*cfg_)));
+  sched::JobSnap snap = SchedBridge::ToSnap(r);
+  TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(snap, SchedBridge::EmptyCluster(*cfg_)));
+  // Submit limits count the user's active jobs; only build that view when a limit needs it.
+  sched::ClusterSnapshot mine;
+  bool counts = std::any_of(sched_cfg_->qos.begin(), sched_cfg_->qos.end(),
+                            [](const auto& q) { return q.second.max_submit_jobs_per_user >= 0; });
+  if (counts) {
+    for (const auto& [id, j] : jobs_.jobs()) {
+      if (j.uid != r.uid || IsFinished(j.State())) continue;
+      if (j.State() == JobState::kPending) mine.pending.push_back(SchedBridge::ToSnap(j));
+      else mine.running.push_back({id, "", j.user, "", j.spec.qos});
+    }
+  }
+  TESSERA_RETURN_IF_ERROR(sched::CheckSubmit(snap, mine, *sched_cfg_));
   return r;
 }
 
@@ -168,8 +183,10 @@ Status Controller::UpdateNode(const std::string& expr, const std::string& action
   return Status::Ok();
 }
 
-void Controller::Reconfigure(std::shared_ptr<const ClusterConfig> cfg) {
+void Controller::Reconfigure(std::shared_ptr<const ClusterConfig> cfg,
+                             std::shared_ptr<const sched::SchedConfig> sched_cfg) {
   cfg_ = std::move(cfg);
+  sched_cfg_ = std::move(sched_cfg);
   nodes_.Reconfigure(*cfg_);
   RequestSchedule();
 }
@@ -325,20 +342,36 @@ void Controller::CheckNodes() {
 void Controller::RequestSchedule() {
   if (cycle_requested_) return;
   cycle_requested_ = true;
-  core_->Post([this] {
+  // Pace event-triggered cycles: after a cycle that took T, wait until 2T has passed since it
+  // ended, so scheduling takes at most a third of the core thread under a storm of events.
+  int64_t wait_us = std::max<int64_t>(0, last_cycle_end_us_ + 2 * stats_.last_cycle_us - clock_->MonotonicMicros());
+  auto run = [this] {
     cycle_requested_ = false;
     RunCycle();
+  };
+  if (wait_us < 1000) {
+    core_->Post(run);
+    return;
+  }
+  cycle_timer_.expires_after(std::chrono::microseconds(wait_us));
+  cycle_timer_.async_wait([run](const boost::system::error_code& ec) {
+    if (!ec) run();
   });
 }
 
 void Controller::RunCycle() {
   int64_t t0 = clock_->MonotonicMicros();
   int64_t now = clock_->Now();
-  auto snap = bridge_.Snapshot(*cfg_, jobs_.jobs(), nodes_, now, [this](uint64_t id) { return jobs_.IsDurable(id); });
-  auto result = sched::RunCycle(snap);
+  auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), nodes_, now,
+                                    [this](uint64_t id) { return jobs_.IsDurable(id); });
+  auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
+  if (!result.status.ok() && !logged_cycle_error_) {
+    Log("scheduling cycle failed: " + result.status.message());
+    logged_cycle_error_ = true;
+  }
   for (const auto& d : result.decisions) {
     if (d.kind == sched::Decision::Kind::kPending) {
-      jobs_.SetReason(d.job_id, d.reason);
+      jobs_.SetReason(d.job_id, d.reason, d.expected_start);
       continue;
     }
     JobRecord* j = jobs_.Find(d.job_id);
@@ -362,7 +395,8 @@ void Controller::RunCycle() {
     nodes_.Allocate(*j);
     stats_.jobs_started++;
   }
-  int64_t us = clock_->MonotonicMicros() - t0;
+  last_cycle_end_us_ = clock_->MonotonicMicros();
+  int64_t us = last_cycle_end_us_ - t0;
   stats_.cycles++;
   stats_.last_cycle_us = us;
   stats_.total_cycle_us += us;

@@ -54,7 +54,8 @@ struct CtldStats {
 
 class Controller {
  public:
-  Controller(std::shared_ptr<const ClusterConfig> cfg, Store* store, const Clock* clock, Core* core);
+  Controller(std::shared_ptr<const ClusterConfig> cfg, std::shared_ptr<const sched::SchedConfig> sched_cfg,
+             Store* store, const Clock* clock, Core* core);
 
   // Recovers state from the store and starts timers. Core thread.
   Status Start(const Recovered& rec);
@@ -74,7 +75,7 @@ class Controller {
   Status Requeue(uint64_t id, const Caller& c);
   Status UpdateNode(const std::string& name, const std::string& action, const std::string& reason);
   // Swaps in a new, already validated configuration.
-  void Reconfigure(std::shared_ptr<const ClusterConfig> cfg);
+  void Reconfigure(std::shared_ptr<const ClusterConfig> cfg, std::shared_ptr<const sched::SchedConfig> sched_cfg);
 
   // --- node daemons ---
   Result<RegisterReply> OnRegister(const RegisterInfo& info, std::shared_ptr<NodeLink> link);
@@ -94,16 +95,20 @@ class Controller {
   void Tick();
 
   std::shared_ptr<const ClusterConfig> cfg_;
+  std::shared_ptr<const sched::SchedConfig> sched_cfg_;
+  sched::Registry registry_ = sched::Registry::Builtin();
   Store* store_;
   const Clock* clock_;
   Core* core_;
   JobManager jobs_;
   NodeTable nodes_;
-  SchedBridge bridge_;
   CtldStats stats_;
   std::set<uint64_t> requeue_on_finish_;
   bool cycle_requested_ = false;
   int64_t last_timer_cycle_ = 0;
+  int64_t last_cycle_end_us_ = 0;
+  bool logged_cycle_error_ = false;
+  boost::asio::steady_timer cycle_timer_;
   boost::asio::steady_timer tick_timer_;
 };
 

@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/cluster_config.h"
+#include "ctld/config_loader.h"
 #include "ctld/controller.h"
 #include "ctld/core.h"
 #include "ctld/log.h"
@@ -33,11 +34,7 @@ void Usage() {
                "  -V, --version    print the version\n";
 }
 
-tessera::Result<std::shared_ptr<const ClusterConfig>> Load(const std::string& path) {
-  auto cfg = tessera::LoadClusterConfig(path);
-  if (!cfg.ok()) return cfg.status();
-  return std::shared_ptr<const ClusterConfig>(std::make_shared<ClusterConfig>(std::move(*cfg)));
-}
+tessera::Result<tc::LoadedConfig> Load(const std::string& path) { return tc::LoadConfig(path); }
 
 }  // namespace
 
@@ -53,15 +50,16 @@ int main(int argc, char** argv) {
     else if (a == "-h" || a == "--help") { Usage(); return 0; }
     else { std::cerr << "tessera-ctld: unknown argument " << a << "\n"; Usage(); return 2; }
   }
-  auto cfg = Load(conf);
-  if (!cfg.ok()) {
-    std::cerr << "tessera-ctld: " << cfg.status().message() << "\n";
+  auto loaded = Load(conf);
+  if (!loaded.ok()) {
+    std::cerr << "tessera-ctld: " << loaded.status().message() << "\n";
     return 1;
   }
-  for (const auto& w : (*cfg)->warnings) std::cerr << "tessera-ctld: warning: " << w << "\n";
+  for (const auto& w : loaded->warnings) std::cerr << "tessera-ctld: warning: " << w << "\n";
+  auto cfg = &loaded->cluster;
   if (check_only) {
     std::cout << conf << ": configuration OK (" << (*cfg)->nodes.size() << " nodes, "
-              << (*cfg)->partitions.size() << " partitions, " << (*cfg)->warnings.size() << " warnings)\n";
+              << (*cfg)->partitions.size() << " partitions, " << loaded->warnings.size() << " warnings)\n";
     return 0;
   }
   std::error_code ec;
@@ -79,7 +77,7 @@ int main(int argc, char** argv) {
   }
   tessera::SystemClock clock;
   tc::Core core;
-  tc::Controller ctl(*cfg, store->get(), &clock, &core);
+  tc::Controller ctl(loaded->cluster, loaded->sched, store->get(), &clock, &core);
   tc::rpc::WatchHub hub;
   ctl.jobs().SetListener([&hub](const tc::JobEvent& e, const tc::JobRecord&) { hub.Publish(e); });
   core.Start();
@@ -127,7 +125,7 @@ int main(int argc, char** argv) {
         tc::Log("SIGHUP: keeping the running configuration: " + next.status().message());
         continue;
       }
-      core.Call([&] { ctl.Reconfigure(*next); return 0; });
+      core.Call([&] { ctl.Reconfigure(next->cluster, next->sched); return 0; });
       tc::Log("SIGHUP: configuration reloaded");
       continue;
     }

@@ -21,22 +21,35 @@ sched::NodeSnap NodeSnapFor(const NodeConfig& c) {
   s.mem_total = s.mem_free = c.real_memory_mib;
   s.partitions = c.partitions;
   s.features = c.features;
+  s.weight = c.weight;
   uint32_t idx = 0;
   for (const auto& [model, count] : c.gres_gpus)
     for (uint32_t i = 0; i < count; ++i) s.gpus.push_back({idx++, model, true, true});
   return s;
 }
 
+sched::RunningSnap ToRunning(const JobRecord& j) {
+  sched::RunningSnap r;
+  r.id = j.job_id;
+  r.name = j.spec.name;
+  r.user = j.user;
+  r.account = j.spec.account;
+  r.qos = j.spec.qos;
+  r.partition = j.partition;
+  r.start_time = j.start_time;
+  r.end_time = j.time_limit_s < 0 ? sched::kNever : j.start_time + j.time_limit_s;
+  for (const auto& a : j.alloc)
+    r.nodes.push_back({a.node, a.cpus, a.mem_mib, static_cast<uint32_t>(a.gpu_indices.size())});
+  return r;
+}
+
 }  // namespace
 
-sched::JobSnap SchedBridge::ToSnap(const JobRecord& j, int64_t now) {
+sched::JobSnap SchedBridge::ToSnap(const JobRecord& j) {
   sched::JobSnap s;
   s.id = j.job_id;
   s.partition = j.partition;
-  // Foundation priority: admin value, else age in minutes minus nice (the scheduler issue
-  // brings Slurm's multifactor formula).
-  s.priority = j.priority > 0 ? j.priority
-                              : 1'000'000 + std::max<int64_t>(0, now - j.eligible_time) / 60 - j.spec.nice;
+  s.priority = j.priority;  // admin-set; 0 = the multifactor formula decides
   s.submit_time = j.submit_time;
   for (const auto& g : j.spec.task_groups)
     s.groups.push_back({g.name, g.count, ToReq(g.per_task), g.tasks_per_node, ToReq(g.per_node)});
@@ -46,20 +59,32 @@ sched::JobSnap SchedBridge::ToSnap(const JobRecord& j, int64_t now) {
   s.nodelist = Expand(j.spec.nodelist);
   s.exclude = Expand(j.spec.exclude);
   s.begin_time = j.spec.begin_time;
+  s.name = j.spec.name;
+  s.user = j.user;
+  s.account = j.spec.account;
+  s.qos = j.spec.qos;
+  s.gang_min = j.spec.gang_min;
+  s.time_limit = j.time_limit_s < 0 ? 0 : j.time_limit_s;
+  s.eligible_time = j.eligible_time;
+  s.nice = j.spec.nice;
+  s.constraint = j.spec.constraint;
+  s.dependency = j.spec.dependency;
+  if (j.held) s.hold_reason = "JobHeldUser";
   return s;
 }
 
 sched::ClusterSnapshot SchedBridge::EmptyCluster(const ClusterConfig& cfg) {
   sched::ClusterSnapshot s;
   for (const auto& n : cfg.nodes) s.nodes.push_back(NodeSnapFor(n));
-  for (const auto& p : cfg.partitions) s.partitions.push_back({p.name, p.up, p.max_nodes});
+  for (const auto& p : cfg.partitions)
+    s.partitions.push_back({p.name, p.up, p.max_nodes, p.max_time_s, p.default_time_s, p.priority_tier});
   return s;
 }
 
 sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
                                              const std::map<uint64_t, JobRecord>& jobs,
                                              NodeTable& nodes, int64_t now,
-                                             const std::function<bool(uint64_t)>& durable) const {
+                                             const std::function<bool(uint64_t)>& durable) {
   sched::ClusterSnapshot s = EmptyCluster(cfg);
   s.now = now;
   for (auto& ns : s.nodes) {
@@ -77,8 +102,15 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
       if (std::count(rt->alloc_gpus.begin(), rt->alloc_gpus.end(), g.index)) g.free = false;
   }
   for (const auto& [id, j] : jobs) {
-    if (j.State() != JobState::kPending || j.held || !durable(id)) continue;
-    s.pending.push_back(ToSnap(j, now));
+    if (!durable(id)) continue;
+    switch (j.State()) {
+      case JobState::kPending: s.pending.push_back(ToSnap(j)); break;
+      case JobState::kRunning:
+      case JobState::kSuspended:
+      case JobState::kCompleting: s.running.push_back(ToRunning(j)); break;
+      default:
+        s.finished.push_back({id, j.State() == JobState::kCompleted && j.exit_code == 0});
+    }
   }
   return s;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The seam between live controller state and the pure scheduler library: builds a
-// sched::ClusterSnapshot from the job and node tables, and turns the cycle's decisions back
-// into actions after re-checking each against live state.
+// sched::ClusterSnapshot from the job and node tables (contract in ctld/sched/snapshot.h), and
+// offers the checks ctld applies to decisions before acting on them.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,11 +16,13 @@ namespace tessera::ctld {
 
 class SchedBridge {
  public:
-  sched::ClusterSnapshot Snapshot(const ClusterConfig& cfg, const std::map<uint64_t, JobRecord>& jobs,
-                                  NodeTable& nodes, int64_t now,
-                                  const std::function<bool(uint64_t)>& durable) const;
-  // The job as the scheduler sees it (also used for the submit-time satisfiability check).
-  static sched::JobSnap ToSnap(const JobRecord& j, int64_t now);
+  // `durable(id)`: whether the job's submission has committed (others are invisible).
+  static sched::ClusterSnapshot Snapshot(const ClusterConfig& cfg,
+                                         const std::map<uint64_t, JobRecord>& jobs,
+                                         NodeTable& nodes, int64_t now,
+                                         const std::function<bool(uint64_t)>& durable);
+  // The job as the scheduler sees it (also used for the submit-time checks).
+  static sched::JobSnap ToSnap(const JobRecord& j);
   // A snapshot of the configured cluster with every node idle and up.
   static sched::ClusterSnapshot EmptyCluster(const ClusterConfig& cfg);
   // True when `placement` still fits the live node table (nodes up, resources free).

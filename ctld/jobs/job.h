@@ -99,6 +99,8 @@ struct JobRecord {
   int64_t time_limit_s = -1;   // resolved; -1 unlimited
   bool cancel_requested = false;
   std::string message;         // why it failed, when known
+  // Memory only (not described, so never persisted): the backfill reservation's start time.
+  int64_t expected_start = 0;
 
   JobState State() const { return static_cast<JobState>(state); }
   uint32_t NumTasks() const;

@@ -175,9 +175,11 @@ void JobManager::MarkRequeued(uint64_t id, const std::string& reason, Done done)
   CommitBatch(std::move(b), std::move(done));
 }
 
-void JobManager::SetReason(uint64_t id, const std::string& reason) {
+void JobManager::SetReason(uint64_t id, const std::string& reason, int64_t expected_start) {
   JobRecord* r = Find(id);
-  if (r && r->State() == JobState::kPending && !r->held) r->reason = reason;
+  if (!r || r->State() != JobState::kPending) return;
+  r->expected_start = expected_start;
+  if (!r->held) r->reason = reason;
 }
 
 void JobManager::PurgeFinished(int64_t min_age_s) {

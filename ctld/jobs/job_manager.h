@@ -65,7 +65,7 @@ class JobManager {
   // Requeue (node failure of a requeueable job, or user request): back to PENDING.
   void MarkRequeued(uint64_t id, const std::string& reason, Done done);
   // Pending reason (memory only: reasons are recomputed every cycle).
-  void SetReason(uint64_t id, const std::string& reason);
+  void SetReason(uint64_t id, const std::string& reason, int64_t expected_start = 0);
 
   // Drops finished jobs older than `min_age_s` from memory (they stay in accounting).
   void PurgeFinished(int64_t min_age_s);

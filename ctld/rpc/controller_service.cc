@@ -294,9 +294,9 @@ grpc::Status ControllerService::Reconfigure(grpc::ServerContext* ctx, const v1::
   if (!caller.ok()) return ToGrpc(caller.status());
   auto cfg = loader_();
   if (!cfg.ok()) return ToGrpc(cfg.status());
-  for (const auto& w : (*cfg)->warnings) resp->add_warnings(w);
+  for (const auto& w : cfg->warnings) resp->add_warnings(w);
   core_->Call([&] {
-    ctl_->Reconfigure(*cfg);
+    ctl_->Reconfigure(cfg->cluster, cfg->sched);
     return 0;
   });
   Log("reconfigured by uid " + std::to_string(caller->uid));

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "ctld/config_loader.h"
 #include "ctld/controller.h"
 #include "ctld/core.h"
 #include "ctld/rpc/authz.h"
@@ -33,7 +34,7 @@ class WatchHub {
 };
 
 // Re-reads and validates the configuration; used by Reconfigure and SIGHUP.
-using ConfigLoader = std::function<Result<std::shared_ptr<const ClusterConfig>>()>;
+using ConfigLoader = std::function<Result<LoadedConfig>()>;
 
 class ControllerService final : public v1::Controller::Service {
  public:

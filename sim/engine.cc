@@ -1,0 +1,153 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <queue>
+#include <unordered_map>
+
+namespace tessera::sim {
+namespace {
+
+sched::JobSnap ToSnap(const TraceJob& t, uint64_t id, const std::string& default_partition) {
+  sched::JobSnap j;
+  j.id = id;
+  j.partition = t.partition.empty() ? default_partition : t.partition;
+  j.submit_time = t.submit;
+  j.user = t.user;
+  j.account = t.account;
+  j.qos = t.qos;
+  j.name = "job" + std::to_string(t.id);
+  j.time_limit = std::max<int64_t>(1, t.req_time > 0 ? t.req_time : t.runtime);
+  j.constraint = t.constraint;
+  uint32_t nodes = std::max<uint32_t>(1, t.nodes);
+  sched::GroupReq g;
+  g.name = "main";
+  if (nodes > 1) {  // one task per node
+    g.count = nodes;
+    g.per_task = {std::max<uint32_t>(1, t.cpus / nodes), t.mem_mib / nodes, t.gpus / nodes, t.gpu_model};
+    g.tasks_per_node = 1;
+    j.nodes_min = nodes;
+  } else if (t.gpus == 0 && t.mem_mib == 0) {  // CPU job (SWF): one task per CPU, any nodes
+    g.count = t.cpus;
+    g.per_task = {1, 0, 0, ""};
+  } else {
+    g.count = 1;
+    g.per_task = {t.cpus, t.mem_mib, t.gpus, t.gpu_model};
+  }
+  j.groups.push_back(g);
+  return j;
+}
+
+struct Live {
+  std::vector<sched::NodeSnap> nodes;
+  std::unordered_map<std::string, size_t> index;
+  std::vector<uint32_t> jobs_on;
+};
+
+void Apply(Live& live, const std::vector<sched::NodePlacement>& p, bool take) {
+  for (const auto& np : p) {
+    sched::NodeSnap& n = live.nodes[live.index.at(np.node)];
+    size_t i = live.index.at(np.node);
+    if (take) {
+      n.cpus_free -= std::min(n.cpus_free, np.cpus);
+      n.mem_free -= std::min(n.mem_free, np.mem_mib);
+      ++live.jobs_on[i];
+    } else {
+      n.cpus_free += np.cpus;
+      n.mem_free += np.mem_mib;
+      --live.jobs_on[i];
+    }
+    n.idle = live.jobs_on[i] == 0;
+    for (auto& g : n.gpus)
+      if (std::count(np.gpu_indices.begin(), np.gpu_indices.end(), g.index)) g.free = !take;
+  }
+}
+
+}  // namespace
+
+SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& default_partition,
+                const sched::SchedConfig& cfg, const std::vector<TraceJob>& trace,
+                const std::string& label) {
+  SimRun run;
+  run.label = label;
+  Live live{cluster.nodes, {}, std::vector<uint32_t>(cluster.nodes.size(), 0)};
+  for (size_t i = 0; i < live.nodes.size(); ++i) {
+    live.index[live.nodes[i].name] = i;
+    run.total_cpus += live.nodes[i].cpus_total;
+    run.total_gpus += static_cast<int64_t>(live.nodes[i].gpus.size());
+  }
+  sched::ClusterSnapshot empty = cluster;
+  run.jobs.reserve(trace.size());
+  for (size_t i = 0; i < trace.size(); ++i)
+    run.jobs.push_back({trace[i], ToSnap(trace[i], i + 1, default_partition), -1, -1, 0, 0, ""});
+  sched::Registry reg = sched::Registry::Builtin();
+  std::vector<size_t> pending;
+  std::map<uint64_t, sched::RunningSnap> running;
+  std::map<uint64_t, std::vector<sched::NodePlacement>> placements;
+  using End = std::pair<int64_t, size_t>;
+  std::priority_queue<End, std::vector<End>, std::greater<End>> ends;
+  size_t next = 0;
+  int64_t used_gpus = 0, used_cpus = 0;
+  run.first_submit = trace.empty() ? 0 : trace.front().submit;
+  while (next < trace.size() || !ends.empty()) {
+    int64_t t = next < trace.size() ? trace[next].submit : ends.top().first;
+    if (!ends.empty()) t = std::min(t, ends.top().first);
+    while (!ends.empty() && ends.top().first == t) {
+      SimJob& j = run.jobs[ends.top().second];
+      ends.pop();
+      Apply(live, placements[j.snap.id], false);
+      placements.erase(j.snap.id);
+      running.erase(j.snap.id);
+      used_gpus -= j.gpus, used_cpus -= j.cpus;
+      run.last_end = std::max(run.last_end, t);
+    }
+    for (; next < trace.size() && trace[next].submit == t; ++next) {
+      Status st = sched::CheckSatisfiable(run.jobs[next].snap, empty);
+      if (st.ok()) pending.push_back(next);
+      else run.jobs[next].rejected = st.message();
+    }
+    sched::ClusterSnapshot snap;
+    snap.now = t;
+    snap.nodes = live.nodes;
+    snap.partitions = cluster.partitions;
+    for (size_t i : pending) snap.pending.push_back(run.jobs[i].snap);
+    for (const auto& [id, r] : running) snap.running.push_back(r);
+    auto t0 = std::chrono::steady_clock::now();
+    sched::CycleResult res = sched::RunCycle(snap, cfg, reg);
+    run.cycle_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (!res.status.ok()) {
+      run.error = res.status.message();
+      return run;
+    }
+    std::vector<size_t> still;
+    for (size_t k = 0; k < res.decisions.size(); ++k) {
+      const sched::Decision& d = res.decisions[k];
+      size_t i = pending[k];
+      if (d.kind != sched::Decision::Kind::kStart) {
+        still.push_back(i);
+        continue;
+      }
+      SimJob& j = run.jobs[i];
+      j.start = t;
+      j.end = t + std::min(j.trace.runtime, j.snap.time_limit);
+      sched::RunningSnap r{j.snap.id, j.snap.name, j.snap.user, j.snap.account, j.snap.qos, j.snap.partition, 0, t, t + j.snap.time_limit, {}};
+      for (const auto& p : d.placement) {
+        r.nodes.push_back({p.node, p.cpus, p.mem_mib, static_cast<uint32_t>(p.gpu_indices.size())});
+        j.cpus += p.cpus;
+        j.gpus += static_cast<uint32_t>(p.gpu_indices.size());
+      }
+      used_gpus += j.gpus, used_cpus += j.cpus;
+      Apply(live, d.placement, true);
+      placements[j.snap.id] = d.placement;
+      running[j.snap.id] = std::move(r);
+      ends.push({j.end, i});
+    }
+    pending = std::move(still);
+    run.samples.push_back({t, run.total_gpus ? double(used_gpus) / double(run.total_gpus) : 0,
+                           run.total_cpus ? double(used_cpus) / double(run.total_cpus) : 0, pending.size()});
+  }
+  return run;
+}
+
+}  // namespace tessera::sim

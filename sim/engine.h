@@ -1,0 +1,47 @@
+#pragma once
+// The discrete-event replay. Events are submissions and job ends; after the events of one
+// instant are applied, one scheduling cycle runs: a ClusterSnapshot is built from the live
+// nodes, the pending queue and the running jobs (with their expected end = start + time limit)
+// and handed to the same tessera_sched RunCycle ctld calls. Starts are applied at once; a job
+// ends at start + min(runtime, time limit). Virtual time only; the one wall-clock reading is the
+// cycle-time measurement, which never feeds back into decisions, so schedules are reproducible.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ctld/sched/scheduler.h"
+#include "sim/trace.h"
+
+namespace tessera::sim {
+
+struct SimJob {
+  TraceJob trace;
+  sched::JobSnap snap;
+  int64_t start = -1;     // -1 = never started
+  int64_t end = -1;
+  uint32_t gpus = 0, cpus = 0;  // allocated
+  std::string rejected;   // CheckSatisfiable's message when rejected at submit
+};
+
+struct Sample {
+  int64_t t = 0;
+  double gpu_util = 0, cpu_util = 0;
+  size_t queued = 0;
+};
+
+struct SimRun {
+  std::string label;
+  std::vector<SimJob> jobs;
+  std::vector<Sample> samples;
+  std::vector<double> cycle_ms;
+  int64_t total_gpus = 0, total_cpus = 0;
+  int64_t first_submit = 0, last_end = 0;
+  std::string error;      // a cycle failed (bad configuration)
+};
+
+// `cluster` holds nodes and partitions (no jobs). The default partition gets jobs that name none.
+SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& default_partition,
+                const sched::SchedConfig& cfg, const std::vector<TraceJob>& trace,
+                const std::string& label);
+
+}  // namespace tessera::sim

@@ -1,0 +1,36 @@
+#pragma once
+// Metrics of a simulated run and their presentation (text table, JSON, SVG).
+//  - utilization: allocated GPU (CPU) seconds / (total GPUs (CPUs) x makespan)
+//  - wait = start - submit (mean, p50, p95, max) over started jobs
+//  - bounded slowdown = max(1, (wait + run) / max(run, 10 s)), mean
+//  - job completion time = end - submit, mean
+//  - per-account share of the allocated GPU-seconds (CPU-seconds when the cluster has no GPUs)
+//  - makespan = last end - first submit; scheduler cycle time (mean, p99) in ms (wall clock)
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sim/engine.h"
+
+namespace tessera::sim {
+
+struct Metrics {
+  std::string label;
+  size_t jobs = 0, started = 0, rejected = 0, never_started = 0;
+  double gpu_util = 0, cpu_util = 0;
+  double wait_mean = 0, wait_p50 = 0, wait_p95 = 0, wait_max = 0;
+  double bounded_slowdown = 0, jct_mean = 0;
+  int64_t makespan = 0;
+  double cycle_mean_ms = 0, cycle_p99_ms = 0;
+  size_t cycles = 0;
+  std::map<std::string, double> account_share;
+};
+
+Metrics Compute(const SimRun& run);
+void PrintTable(std::ostream& out, const std::vector<Metrics>& runs);
+void PrintJson(std::ostream& out, const std::vector<Metrics>& runs);
+// Utilization (GPU, or CPU when there are no GPUs) and queue length over time, one panel per run.
+void PrintSvg(std::ostream& out, const std::vector<SimRun>& runs);
+
+}  // namespace tessera::sim
