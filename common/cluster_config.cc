@@ -172,6 +172,9 @@ class Builder {
     if (k == "slurmuser" || k == "tesserauser") { c_->cluster_user = p.value; return Status::Ok(); }
     if (k == "tesseraadmins") { c_->admins = SplitComma(p.value); return Status::Ok(); }
     if (k == "tesseraoperators") { c_->operators = SplitComma(p.value); return Status::Ok(); }
+    if (k == "cgroupmountpoint" || k == "cgrouppidsmax" || k == "gpuignoredxids" || k == "rdmasysfsroot") {
+      return Status::Ok();  // read by tessera-noded (noded/README.md)
+    }
     if (k == "scheduleractions" || k == "schedulerplugins" || k == "schedulerparameters" ||
         k.rfind("priorityweight", 0) == 0 || k == "prioritymaxage" || k == "priorityfavorsmall") {
       return Status::Ok();  // read by the scheduler's config (ctld/sched/sched_config.h)
@@ -361,8 +364,10 @@ Status GresLine(const ConfigLine& l, ClusterConfig* c) {
       auto v = YesNo(l.Where(), p);
       if (!v.ok()) return v.status();
       d.simulated = *v;
-    } else if (p.key == "file" || p.key == "autodetect" || p.key == "cores" || p.key == "links") {
-      // Device files and affinity: read by noded's real GPU backend.
+    } else if (p.key == "file" || p.key == "autodetect" || p.key == "cores" || p.key == "links" ||
+               p.key == "migenabled" || p.key == "miglayout" || p.key == "mps" ||
+               p.key == "replicas" || p.key == "numanode") {
+      // Device files, affinity, MIG layout and sharing: read by noded's GPU backends.
     } else {
       c->warnings.push_back(l.Where() + ": unknown gres.conf key " + p.raw_key + "; ignored");
     }

@@ -26,7 +26,9 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
                        const Clock* clock, Core* core)
     : cfg_(std::move(cfg)), sched_cfg_(std::move(sched_cfg)), store_(store), clock_(clock),
       core_(core), jobs_(store, clock), nodes_(*cfg_), tick_timer_(core->io()),
-      cycle_timer_(core->io()) {}
+      cycle_timer_(core->io()) {
+  shared_cfg_ = cfg_;
+}
 
 Status Controller::Start(const Recovered& rec) {
   jobs_.Recover(rec);
@@ -50,12 +52,18 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
     if (caller.uid != 0) return PermissionDenied("--uid requires root");
     r.uid = as_uid;
   }
-  struct passwd pw, *res = nullptr;
-  char buf[4096];
-  if (getpwuid_r(r.uid, &pw, buf, sizeof buf, &res) != 0 || !res)
-    return InvalidArgument("uid " + std::to_string(r.uid) + " is not a known user on the controller");
-  r.user = pw.pw_name;
-  if (r.uid != caller.uid) r.gid = pw.pw_gid;
+  CachedUser& u = users_[r.uid];
+  if (u.name.empty() || clock_->Now() - u.fetched > 300) {
+    struct passwd pw, *res = nullptr;
+    char buf[4096];
+    if (getpwuid_r(r.uid, &pw, buf, sizeof buf, &res) != 0 || !res) {
+      users_.erase(r.uid);
+      return InvalidArgument("uid " + std::to_string(r.uid) + " is not a known user on the controller");
+    }
+    u = {pw.pw_name, pw.pw_gid, clock_->Now()};
+  }
+  r.user = u.name;
+  if (r.uid != caller.uid) r.gid = u.gid;
   if (spec.script.empty() && spec.argv.empty()) return InvalidArgument("job has neither a script nor a command");
   if (spec.script.size() > kMaxScriptBytes) return InvalidArgument("script is larger than 4 MiB");
   size_t env_bytes = 0;
@@ -169,6 +177,11 @@ Status Controller::UpdateNode(const std::string& expr, const std::string& action
     } else if (action == "RESUME") {
       n->drain = false;
       n->reason.clear();
+      for (auto& g : n->gpus) {  // an admin resume also returns drained GPUs
+        if (!g.healthy) Log("node " + name + " GPU " + std::to_string(g.index) + " resumed by an administrator");
+        g.healthy = true;
+        g.health_reason.clear();
+      }
       if (n->base == NodeBase::kDown && n->link) n->base = NodeBase::kUp;
     } else if (action == "DOWN") {
       n->base = NodeBase::kDown;
@@ -187,6 +200,10 @@ void Controller::Reconfigure(std::shared_ptr<const ClusterConfig> cfg,
                              std::shared_ptr<const sched::SchedConfig> sched_cfg) {
   cfg_ = std::move(cfg);
   sched_cfg_ = std::move(sched_cfg);
+  {
+    std::lock_guard<std::mutex> l(shared_mu_);
+    shared_cfg_ = cfg_;
+  }
   nodes_.Reconfigure(*cfg_);
   RequestSchedule();
 }
@@ -203,6 +220,7 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
   n->reported_mem = info.mem_mib;
   n->version = info.version;
   n->gpus = info.gpus;
+  n->hcas = info.hcas;
   if (n->base == NodeBase::kUnknown || (n->base == NodeBase::kDown && n->reason == "Not responding")) {
     n->base = NodeBase::kUp;
     if (!n->drain) n->reason.clear();
@@ -289,6 +307,21 @@ void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Fini
   JobState state = f.state;
   if (j->cancel_requested && (state == JobState::kFailed || state == JobState::kCompleted)) state = JobState::kCancelled;
   FinishJob(*j, state, f.exit_code, f.exit_signal, f.end_time, f.message, ack);
+}
+
+void Controller::OnGpuUpdate(const std::string& node, const GpuState& gpu, uint32_t xid) {
+  NodeRuntime* n = nodes_.Find(node);
+  if (!n) return;
+  auto it = std::find_if(n->gpus.begin(), n->gpus.end(), [&](const GpuState& g) { return g.index == gpu.index; });
+  if (it == n->gpus.end()) {
+    n->gpus.push_back(gpu);
+  } else {
+    *it = gpu;
+  }
+  if (!gpu.healthy)
+    Log("node " + node + " GPU " + std::to_string(gpu.index) + " drained: " + gpu.health_reason +
+        (xid ? " (XID " + std::to_string(xid) + ")" : ""));
+  RequestSchedule();
 }
 
 void Controller::OnDisconnect(const std::string& node, const NodeLink* link) {

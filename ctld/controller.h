@@ -4,7 +4,9 @@
 // protobuf (DESIGN §3).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,6 +26,7 @@ struct RegisterInfo {
   uint32_t cpus = 0;
   uint64_t mem_mib = 0;
   std::vector<GpuState> gpus;
+  std::vector<HcaState> hcas;
   std::vector<uint64_t> running;
   struct Finished {
     uint64_t job_id;
@@ -62,6 +65,11 @@ class Controller {
 
   const ClusterConfig& config() const { return *cfg_; }
   std::shared_ptr<const ClusterConfig> config_ptr() const { return cfg_; }
+  // Thread-safe: the current configuration, for RPC threads (authorization).
+  std::shared_ptr<const ClusterConfig> SharedConfig() const {
+    std::lock_guard<std::mutex> l(shared_mu_);
+    return shared_cfg_;
+  }
   JobManager& jobs() { return jobs_; }
   NodeTable& nodes() { return nodes_; }
   const CtldStats& stats() const { return stats_; }
@@ -82,6 +90,9 @@ class Controller {
   void OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running);
   void OnJobFinished(const std::string& node, const RegisterInfo::Finished& f);
   void OnDisconnect(const std::string& node, const NodeLink* link);
+  // A GPU's health or layout changed (XID, lost device, MIG change): the GPU alone is drained
+  // while unhealthy; the node keeps running other work.
+  void OnGpuUpdate(const std::string& node, const GpuState& gpu, uint32_t xid);
 
   // Asks for a scheduling cycle soon (coalesced).
   void RequestSchedule();
@@ -96,6 +107,14 @@ class Controller {
 
   std::shared_ptr<const ClusterConfig> cfg_;
   std::shared_ptr<const sched::SchedConfig> sched_cfg_;
+  mutable std::mutex shared_mu_;
+  std::shared_ptr<const ClusterConfig> shared_cfg_;
+  struct CachedUser {
+    std::string name;
+    uint32_t gid = 0;
+    int64_t fetched = 0;
+  };
+  std::map<uint32_t, CachedUser> users_;  // uid -> passwd entry, refreshed every 5 minutes
   sched::Registry registry_ = sched::Registry::Builtin();
   Store* store_;
   const Clock* clock_;

@@ -39,8 +39,8 @@ std::shared_ptr<grpc::Channel> MakeAgentChannel(const ClusterConfig& cfg) {
 }  // namespace
 
 AgentClient::AgentClient(const ClusterConfig& cfg, NodeDescription node, JobManager& jobs,
-                         const rpc::CredentialCodec& codec, const Clock& clock)
-    : cfg_(cfg), node_(std::move(node)), jobs_(jobs), codec_(codec), clock_(clock),
+                         const rpc::CredentialCodec& codec, const Clock& clock, GpuManager* gpus)
+    : cfg_(cfg), node_(std::move(node)), jobs_(jobs), gpus_(gpus), codec_(codec), clock_(clock),
       stub_(v1::NodeAgent::NewStub(MakeAgentChannel(cfg))),
       heartbeat_s_(cfg.HeartbeatInterval()) {}
 
@@ -62,15 +62,17 @@ v1::NodeMessage AgentClient::BuildRegister() {
   r->set_node_name(node_.name);
   r->set_cpus(node_.cpus);
   r->set_real_memory_mib(node_.memory_mib);
-  for (const GpuInfo& g : node_.gpus) {
-    auto* d = r->add_gpus();
-    d->set_index(g.index);
-    d->set_uuid(g.uuid);
-    d->set_model(g.model);
-    d->set_memory_mib(g.memory_mib);
-    d->set_simulated(g.simulated);
-    d->set_healthy(g.healthy);
-    d->set_health_reason(g.health_reason);
+  auto in_use = jobs_.MigInUse();
+  for (const GpuInfo& g : gpus_ ? gpus_->gpus() : node_.gpus) FillGpuDevice(g, in_use, r->add_gpus());
+  for (const RdmaPort& p : node_.hcas) {
+    auto* h = r->add_hcas();
+    h->set_name(p.device);
+    h->set_port(p.port);
+    h->set_state(p.state);
+    h->set_rate(p.rate);
+    h->set_link_layer(p.link_layer);
+    h->set_numa_node(p.numa_node);
+    h->set_pci_bus_id(p.pci_path.substr(p.pci_path.rfind('/') + 1));
   }
   for (uint64_t id : jobs_.Running()) r->add_running_jobs(id);
   for (const auto& f : jobs_.Unacked()) *r->add_finished() = f;
@@ -89,6 +91,7 @@ void AgentClient::Run(const std::atomic<bool>& stop) {
     auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff);
     while (!stop && std::chrono::steady_clock::now() < until) {
       Sleep(std::min<int64_t>(backoff, 1000));
+      if (gpus_) gpus_->Poll();  // GPU health too; Register reports the result
       jobs_.Poll();  // keep noticing job ends (status files are written for them)
     }
     backoff = std::min(backoff * 2, kBackoffMaxMs);
@@ -103,6 +106,16 @@ void AgentClient::Apply(const v1::ControllerMessage& m) {
       break;
     case v1::ControllerMessage::kFinishedAck: jobs_.Ack(m.finished_ack().job_id()); break;
     case v1::ControllerMessage::kRegistered: Log("ignoring a second Registered"); break;
+    case v1::ControllerMessage::kConfigureMig:
+      if (gpus_) {
+        gpus_->Configure(m.configure_mig(), jobs_.MigInUse());
+      } else {
+        v1::NodeMessage reply;
+        reply.mutable_mig_configured()->set_request_id(m.configure_mig().request_id());
+        reply.mutable_mig_configured()->set_error("this node has no GPU manager");
+        pending_.push_back(std::move(reply));
+      }
+      break;
     default: Log("ignoring an empty or unknown controller message"); break;
   }
 }
@@ -128,6 +141,12 @@ bool AgentClient::Flush(Stream* stream, int64_t now, int64_t* last_hb, int64_t* 
   jobs_.Poll();
   bool ok = true;
   for (auto& m : jobs_.TakeOutbox()) ok = ok && stream->Write(m);
+  if (gpus_) {
+    gpus_->Poll();
+    for (auto& m : gpus_->TakeOutbox()) ok = ok && stream->Write(m);
+  }
+  for (auto& m : pending_) ok = ok && stream->Write(m);
+  pending_.clear();
   if (ok && now - *last_hb >= heartbeat_s_) {
     v1::NodeMessage hb;
     for (uint64_t id : jobs_.Running()) hb.mutable_heartbeat()->add_running_jobs(id);
@@ -172,6 +191,10 @@ bool AgentClient::Session(const std::atomic<bool>& stop) {
   });
   jobs_.Poll();
   jobs_.TakeOutbox();  // Register carries all of it
+  if (gpus_) {
+    gpus_->Poll();
+    gpus_->TakeOutbox();
+  }
   bool registered = false, ok = stream->Write(BuildRegister());
   int64_t start = clock_.Now(), last_hb = start, last_resend = start;
   while (ok && !stop) {

@@ -6,7 +6,8 @@
 // first answer must be Registered (heartbeat interval, kill_jobs -> cancelled), else the
 // connection is dropped after 30 s. Then, on one thread: controller messages are applied to the
 // JobManager, job events are sent as they appear, Heartbeat every interval, and every unacked
-// JobFinished is resent every 5 s. A reader thread only moves received messages into a queue.
+// JobFinished is resent every 5 s. GPU health changes and MIG replies (GpuManager) are sent as
+// they appear; ConfigureMig is handed to the GpuManager. A reader thread only moves received messages into a queue.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -19,6 +20,8 @@
 #include "common/clock.h"
 #include "common/cluster_config.h"
 #include "noded/gpu_backend.h"
+#include "noded/gpu_manager.h"
+#include "noded/rdma.h"
 #include "noded/job_manager.h"
 #include "rpc/munge_codec.h"
 #include "tessera/v1/agent.grpc.pb.h"
@@ -30,6 +33,7 @@ struct NodeDescription {
   uint32_t cpus = 0;
   uint64_t memory_mib = 0;
   std::vector<GpuInfo> gpus;
+  std::vector<RdmaPort> hcas;
   int64_t boot_time = 0;
   std::string version = "0.1.0";
 };
@@ -38,8 +42,10 @@ inline constexpr int64_t kFinishedResendSeconds = 5;
 
 class AgentClient {
  public:
+  // `gpus` (may be null): GPU health and MIG reconfiguration; Register then reports its current
+  // view of the GPUs (health, MIG layout with the jobs using each slice) instead of node.gpus.
   AgentClient(const ClusterConfig& cfg, NodeDescription node, JobManager& jobs,
-              const rpc::CredentialCodec& codec, const Clock& clock);
+              const rpc::CredentialCodec& codec, const Clock& clock, GpuManager* gpus = nullptr);
 
   // Connects, serves and reconnects until `stop` becomes true (then returns promptly after a
   // Wake()).
@@ -65,6 +71,7 @@ class AgentClient {
   const ClusterConfig& cfg_;
   NodeDescription node_;
   JobManager& jobs_;
+  GpuManager* gpus_;
   const rpc::CredentialCodec& codec_;
   const Clock& clock_;
   std::unique_ptr<tessera::v1::NodeAgent::Stub> stub_;
@@ -75,6 +82,7 @@ class AgentClient {
   std::deque<tessera::v1::ControllerMessage> inbox_;
   bool reader_done_ = false;
   bool woken_ = false;
+  std::vector<tessera::v1::NodeMessage> pending_;  // replies produced by Apply (loop thread)
 };
 
 }  // namespace tessera::noded

@@ -1,5 +1,7 @@
 #include "noded/job_env.h"
 
+#include <algorithm>
+
 #include "common/hostlist.h"
 
 namespace tessera::noded {
@@ -106,6 +108,31 @@ EnvMap BuildJobEnv(const tessera::v1::LaunchJob& launch, const NodeFacts& node,
       uuids += node.gpu_uuids[idx];
       ++ngpus;
     }
+  }
+  uint32_t mps_pct = 0;
+  uint64_t mps_mem = 0;
+  for (const auto& a : launch.alloc()) {
+    if (a.node() != node.node_name) continue;
+    for (const auto& m : a.mig_uuids()) {
+      if (!uuids.empty()) uuids += ',';
+      uuids += m;
+      ++ngpus;
+    }
+    mps_pct = a.mps_active_thread_percentage();
+    mps_mem = a.mps_pinned_mem_mib();
+  }
+  if (ngpus > 0 && mps_pct > 0)
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(std::min<uint32_t>(mps_pct, 100));
+  if (ngpus > 0 && mps_mem > 0) {
+    std::string lim;
+    for (size_t i = 0; i < ngpus; ++i)
+      lim += (i ? "," : "") + std::to_string(i) + "=" + std::to_string(mps_mem) + "M";
+    env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = lim;
+  }
+  if (!node.hcas.empty()) {
+    std::string h;
+    for (const auto& x : node.hcas) h += (h.empty() ? "" : ",") + x;
+    env["NCCL_IB_HCA"] = env["UCX_NET_DEVICES"] = h;
   }
   if (ngpus > 0) {
     env["CUDA_VISIBLE_DEVICES"] = uuids;

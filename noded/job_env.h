@@ -13,7 +13,12 @@
 //   ENVIRONMENT=BATCH
 // and a TESSERA_ twin of each SLURM_X named TESSERA_X (SLURMD_NODENAME's twin is
 // TESSERA_NODENAME), plus CUDA_VISIBLE_DEVICES = comma-separated UUIDs of this node's allocated
-// GPUs when any GPU is allocated here.
+// GPUs when any GPU is allocated here; when the allocation names MIG slices (mig_uuids) it is
+// exactly those MIG UUIDs instead (whole GPUs of the same allocation are listed before them).
+// MPS (alloc mps_active_thread_percentage / mps_pinned_mem_mib > 0):
+// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=<n> and CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="<gpu>=<n>M" for
+// every allocated GPU index in CUDA_VISIBLE_DEVICES order (0..k-1, as CUDA numbers them).
+// RDMA (NodeFacts.hcas, "mlx5_0:1"): NCCL_IB_HCA=mlx5_0:1,... and UCX_NET_DEVICES=mlx5_0:1,...
 #include <cstdint>
 #include <map>
 #include <string>
@@ -27,6 +32,7 @@ struct NodeFacts {
   std::string node_name;
   std::string cluster_name;
   std::vector<std::string> gpu_uuids;  // indexed by GPU index
+  std::vector<std::string> hcas;       // RDMA ports given to the job ("mlx5_0:1")
 };
 
 struct UserInfo {

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace tessera::noded {
 
@@ -23,15 +25,48 @@ v1::JobFinished ToJobFinished(uint64_t id, const JobStatus& s) {
 }
 
 JobManager::JobManager(Spool spool, StepdControl& control, const StepdProbe& probe,
-                       const Clock& clock, LogFn log)
+                       const Clock& clock, LogFn log, IsolationPlanner* planner)
     : spool_(std::move(spool)), control_(control), probe_(probe), clock_(clock),
-      log_(std::move(log)) {}
+      log_(std::move(log)), planner_(planner) {}
+
+namespace {
+
+std::string ReadAll(const std::string& path, bool* ok) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  *ok = static_cast<bool>(f);
+  return ss.str();
+}
+
+}  // namespace
+
+void JobManager::Track(const v1::LaunchJob& l) {
+  for (const auto& a : l.alloc())
+    for (const auto& u : a.mig_uuids()) mig_[l.job_id()].push_back(u);
+}
+
+std::map<std::string, uint64_t> JobManager::MigInUse() const {
+  std::map<std::string, uint64_t> out;
+  for (const auto& [id, uuids] : mig_)
+    for (const auto& u : uuids) out[u] = id;
+  return out;
+}
 
 Status JobManager::Recover() {
   auto scan = ScanSpool(spool_, probe_);
   if (!scan.ok()) return scan.status();
   for (uint64_t id : scan->running) {
     running_[id] = spool_.ReadPid(id);
+    bool ok = false;
+    std::string text = ReadAll(spool_.LaunchFile(id), &ok);
+    v1::LaunchJob l;
+    if (ok && l.ParseFromString(text)) Track(l);
+    text = ReadAll(spool_.JobDir(id) + "/isolation", &ok);
+    if (ok && planner_) {
+      auto iso = ParseJobIsolation(text);
+      if (iso.ok()) planner_->Restore(id, *iso);
+    }
     log_("job " + std::to_string(id) + ": reattached to running tessera-stepd pid " +
          std::to_string(running_[id]));
   }
@@ -48,6 +83,14 @@ Status JobManager::PrepareJobDir(const v1::LaunchJob& l) {
   uint64_t id = l.job_id();
   TESSERA_RETURN_IF_ERROR(spool_.CreateJobDir(id));
   TESSERA_RETURN_IF_ERROR(WriteFileAtomic(spool_.LaunchFile(id), l.SerializeAsString()));
+  if (planner_) {
+    JobIsolation iso = planner_->Plan(l);
+    TESSERA_RETURN_IF_ERROR(
+        WriteFileAtomic(spool_.JobDir(id) + "/isolation", FormatJobIsolation(iso)));
+    if (!iso.cgroup_root.empty())
+      log_("job " + std::to_string(id) + ": cores " + iso.cgroup.cpus + ", memory limit " +
+           std::to_string(iso.cgroup.memory_bytes >> 20) + " MiB");
+  }
   if (l.script().empty()) return Status::Ok();
   std::string path = spool_.ScriptFile(id);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0700);
@@ -92,6 +135,7 @@ void JobManager::Launch(const v1::LaunchJob& l) {
     return;
   }
   running_[id] = spool_.ReadPid(id);
+  Track(l);
   log_(tag + "launched, tessera-stepd pid " + std::to_string(running_[id]));
   v1::NodeMessage m;
   m.mutable_started()->set_job_id(id);
@@ -143,6 +187,8 @@ void JobManager::Poll() {
 
 void JobManager::Finish(uint64_t id, const JobStatus& status) {
   running_.erase(id);
+  mig_.erase(id);
+  if (planner_) planner_->Release(id);
   finished_[id] = status;
   log_("job " + std::to_string(id) + ": finished " + JobStateName(status.state) + " exit " +
        std::to_string(status.exit_code) + ":" + std::to_string(status.exit_signal) +

@@ -8,6 +8,8 @@
 //    as it is in one of them (removed on FinishedAck).
 //  - Every finished job has a status file in its directory, so a restart reports it again.
 //  - Launch is idempotent: a launch for a job already known (running or unacked) is ignored.
+//  - With a planner, every launched job's directory has an `isolation` file (job_isolation.h)
+//    written before stepd starts; its cores go back to the core map when the job finishes.
 //  - Launch failures (spool write, script ownership, stepd start) become JobFinished FAILED
 //    with the reason in `message`.
 #include <sys/types.h>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "noded/job_isolation.h"
 #include "noded/job_status.h"
 #include "noded/spool.h"
 #include "noded/stepd_control.h"
@@ -29,8 +32,10 @@ namespace tessera::noded {
 class JobManager {
  public:
   using LogFn = std::function<void(const std::string&)>;
+  // `planner` (may be null: no isolation file, no cgroup) plans each job's cgroup/cores/HCAs;
+  // its core map is restored from the running jobs' isolation files in Recover.
   JobManager(Spool spool, StepdControl& control, const StepdProbe& probe, const Clock& clock,
-             LogFn log);
+             LogFn log, IsolationPlanner* planner = nullptr);
 
   // Scans the spool after a (re)start: reattaches running jobs, reports finished ones, turns
   // lost ones (no status, no live stepd) into FAILED "tessera-stepd for job N was lost".
@@ -50,6 +55,8 @@ class JobManager {
   std::vector<tessera::v1::NodeMessage> TakeOutbox();
   bool IsRunning(uint64_t id) const { return running_.count(id) > 0; }
   bool IsFinished(uint64_t id) const { return finished_.count(id) > 0; }
+  // MIG UUID -> running job using it on this node (from the jobs' allocations).
+  std::map<std::string, uint64_t> MigInUse() const;
 
  private:
   Status PrepareJobDir(const tessera::v1::LaunchJob& launch);
@@ -62,6 +69,9 @@ class JobManager {
   const StepdProbe& probe_;
   const Clock& clock_;
   LogFn log_;
+  void Track(const tessera::v1::LaunchJob& launch);
+  IsolationPlanner* planner_;
+  std::map<uint64_t, std::vector<std::string>> mig_;  // running job -> its MIG UUIDs here
   std::map<uint64_t, pid_t> running_;
   std::map<uint64_t, JobStatus> finished_;
   std::vector<tessera::v1::NodeMessage> outbox_;

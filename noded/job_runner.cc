@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "common/filename_pattern.h"
@@ -32,6 +33,8 @@ struct ChildPlan {
   std::vector<std::string> env;
   std::vector<std::string> argv;  // argv[0] = program (script path or command)
   bool is_script = false;
+  CgroupManager* cgroup = nullptr;
+  std::string cgroup_name;
 };
 
 std::vector<char*> CArray(std::vector<std::string>& v) {
@@ -59,6 +62,10 @@ void ResetSignals() {
 [[noreturn]] void RunChild(ChildPlan& p, int errfd) {
   ResetSignals();
   ::setsid();
+  if (p.cgroup) {
+    Status st = p.cgroup->AddSelf(p.cgroup_name);
+    if (!st.ok()) ChildFail(errfd, "cannot join the job's cgroup: " + st.message(), 1);
+  }
   if (::getuid() == 0) {
     if (::initgroups(p.user.c_str(), p.gid) != 0)
       ChildFail(errfd, "initgroups(" + p.user + "): " + std::strerror(errno), 1);
@@ -135,16 +142,32 @@ void Banner(const std::string& path, uid_t owner, const std::string& text) {
   ::close(fd);
 }
 
+void Say(const JobRunOptions& o, const std::string& m) {
+  if (o.log) o.log(m);
+}
+
 struct Supervision {
   pid_t pid;
   int sfd;
   const tessera::v1::LaunchJob& launch;
   const JobRunOptions& opts;
   std::string err_path;
+  CgroupManager* cgroup;
+  std::string cgroup_name;
 };
 
-void Say(const JobRunOptions& o, const std::string& m) {
-  if (o.log) o.log(m);
+// Every process of the job's cgroup (none without one).
+void SignalCgroup(const Supervision& s, int sig) {
+  if (!s.cgroup) return;
+  auto procs = s.cgroup->Procs(s.cgroup_name);
+  if (procs.ok())
+    for (pid_t p : *procs) ::kill(p, sig);
+}
+
+void KillCgroup(const Supervision& s) {
+  if (!s.cgroup) return;
+  Status st = s.cgroup->KillAll(s.cgroup_name);
+  if (!st.ok()) Say(s.opts, "warning: " + st.message());
 }
 
 JobStatus Supervise(const Supervision& s) {
@@ -161,6 +184,7 @@ JobStatus Supervise(const Supervision& s) {
     Banner(s.err_path, s.launch.uid(), banner);
     Say(s.opts, banner + ": SIGTERM to the job, SIGKILL in " + std::to_string(grace_ms) + " ms");
     ::kill(-s.pid, SIGTERM);
+    SignalCgroup(s, SIGTERM);
     kill_at = MonoMs() + grace_ms;
   };
   int wstatus = 0;
@@ -172,6 +196,7 @@ JobStatus Supervise(const Supervision& s) {
     if (kill_at >= 0 && now >= kill_at) {
       Say(s.opts, "grace period over: SIGKILL to the job");
       ::kill(-s.pid, SIGKILL);
+      KillCgroup(s);
       kill_at = -1;
     }
     int64_t next = kill_at;
@@ -197,6 +222,7 @@ JobStatus Supervise(const Supervision& s) {
     }
   }
   ::kill(-s.pid, SIGKILL);  // whatever the script left behind in its process group
+  KillCgroup(s);            // and anything that left the group (setsid)
   JobStatus r;
   r.end_time = time(nullptr);
   if (WIFEXITED(wstatus)) r.exit_code = WEXITSTATUS(wstatus);
@@ -207,6 +233,16 @@ JobStatus Supervise(const Supervision& s) {
     r.state = (WIFEXITED(wstatus) && r.exit_code == 0) ? JobState::kCompleted : JobState::kFailed;
   if (r.state == JobState::kTimeout)
     r.message = "time limit of " + std::to_string(l.time_limit_s()) + " s reached";
+  if (s.cgroup && r.state != JobState::kTimeout && r.state != JobState::kCancelled) {
+    auto oom = s.cgroup->OomKilled(s.cgroup_name);
+    if (oom.ok() && *oom) {
+      r.state = JobState::kOutOfMemory;
+      r.message = "a process of the job was killed by the out-of-memory killer (memory limit " +
+                  std::to_string(s.opts.isolation->cgroup.memory_bytes >> 20) + " MiB)";
+      Banner(s.err_path, s.launch.uid(), "JOB " + std::to_string(l.job_id()) + " ON " +
+                                             s.opts.node.node_name + " OUT OF MEMORY");
+    }
+  }
   return r;
 }
 
@@ -220,6 +256,9 @@ JobStatus Failed(const std::string& message, int code = 1) {
 }
 
 }  // namespace
+
+static JobStatus RunAndSupervise(const tessera::v1::LaunchJob& l, const JobRunOptions& opts,
+                          ChildPlan& plan);
 
 void BlockJobSignals() {
   sigset_t set;
@@ -247,7 +286,9 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
   plan.err_path = plan.err_same ? plan.out_path
                                 : ExpandFilenamePattern(l.stderr_path(), vars, plan.workdir);
   std::string env_error;
-  plan.env = EnvToStrings(BuildJobEnv(l, opts.node, user, &env_error));
+  NodeFacts facts = opts.node;
+  if (opts.isolation) facts.hcas = opts.isolation->hcas;
+  plan.env = EnvToStrings(BuildJobEnv(l, facts, user, &env_error));
   if (!env_error.empty()) Say(opts, "warning: " + env_error);
   plan.is_script = !l.script().empty();
   if (plan.is_script) {
@@ -257,6 +298,30 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
   } else
     plan.argv.assign(l.argv().begin(), l.argv().end());
 
+  std::unique_ptr<CgroupManager> cgroup;
+  if (opts.isolation && !opts.isolation->cgroup_root.empty()) {
+    const JobIsolation& iso = *opts.isolation;
+    cgroup = MakeCgroupManager(DetectCgroupsOnHost(iso.cgroup_root));
+    if (!cgroup) return Failed("no cgroup hierarchy is mounted under " + iso.cgroup_root);
+    Status st = cgroup->Create(iso.cgroup);
+    if (!st.ok()) return Failed("cannot set up the job's cgroup: " + st.message());
+    for (const auto& w : cgroup->TakeWarnings()) Say(opts, "warning: " + w);
+    plan.cgroup = cgroup.get();
+    plan.cgroup_name = iso.cgroup.name;
+    Say(opts, std::string("cgroup ") + CgroupModeName(cgroup->mode()) + " " + iso.cgroup.name +
+                  ": cpus " + iso.cgroup.cpus + ", memory " +
+                  std::to_string(iso.cgroup.memory_bytes) + " bytes");
+  }
+  JobStatus st = RunAndSupervise(l, opts, plan);
+  if (cgroup) {
+    (void)cgroup->KillAll(plan.cgroup_name);
+    if (Status rm = cgroup->Remove(plan.cgroup_name); !rm.ok()) Say(opts, "warning: " + rm.message());
+  }
+  return st;
+}
+
+static JobStatus RunAndSupervise(const tessera::v1::LaunchJob& l, const JobRunOptions& opts,
+                          ChildPlan& plan) {
   sigset_t mask;
   sigemptyset(&mask);
   for (int s : {SIGCHLD, SIGTERM, SIGUSR1}) sigaddset(&mask, s);
@@ -288,7 +353,7 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
   }
   Say(opts, "job " + std::to_string(l.job_id()) + " started as pid " + std::to_string(pid) +
                 " (uid " + std::to_string(l.uid()) + "), output " + plan.out_path);
-  JobStatus st = Supervise({pid, sfd, l, opts, plan.err_path});
+  JobStatus st = Supervise({pid, sfd, l, opts, plan.err_path, plan.cgroup, plan.cgroup_name});
   ::close(sfd);
   return st;
 }

@@ -14,11 +14,18 @@
 //   SIGTERM to stepd (cancel):     the same escalation -> CANCELLED
 //   SIGUSR1 with sigqueue value N: signal N forwarded to the process group; the job goes on
 // When the job's main process ends, what is left of its process group is SIGKILLed.
+// Isolation (opts.isolation with a cgroup_root): stepd creates the job's cgroup before the fork
+// (failure: job FAILED), the child joins it before dropping privileges, every cancel/timeout
+// SIGTERM also goes to each process of the cgroup and the SIGKILL phase (and the end of the
+// main process) kills everything in the cgroup, so setsid() escapees die too. An OOM kill in
+// the cgroup makes the job OUT_OF_MEMORY (unless it was already CANCELLED or TIMEOUT). The
+// cgroup is removed when the job is over.
 // End states: exit 0 -> COMPLETED; non-zero exit or death by signal -> FAILED; TIMEOUT and
 // CANCELLED as above whatever the exit status; setup failures -> FAILED with a message.
 #include <string>
 
 #include "noded/job_env.h"
+#include "noded/job_isolation.h"
 #include "noded/job_status.h"
 #include "tessera/v1/agent.pb.h"
 
@@ -29,6 +36,7 @@ struct JobRunOptions {
   std::string script_path;   // <job dir>/script (used when the LaunchJob has a script)
   // Called with progress lines (stepd logs them to its stepd.log).
   void (*log)(const std::string&) = nullptr;
+  const JobIsolation* isolation = nullptr;  // cgroup + HCAs; nullptr = none
 };
 
 // Blocks until the job has ended. Must be called with SIGCHLD, SIGTERM and SIGUSR1 blocked

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
+#include <set>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -15,6 +17,10 @@
 #include "common/cluster_config.h"
 #include "noded/agent_client.h"
 #include "noded/gpu_backend.h"
+#include "noded/gpu_manager.h"
+#include "noded/job_isolation.h"
+#include "noded/nvml_backend.h"
+#include "noded/rdma.h"
 #include "noded/job_manager.h"
 #include "noded/log.h"
 #include "noded/node_resources.h"
@@ -73,7 +79,75 @@ int ParseFlags(int argc, char** argv, Flags* f) {
   return -1;
 }
 
-Result<NodeDescription> Describe(const ClusterConfig& cfg, const std::string& node) {
+// Node-side settings read from the raw config lines (common/cluster_config does not type them):
+//   tessera.conf: CgroupMountpoint= (default /sys/fs/cgroup; "none" = no cgroups),
+//                 CgroupPidsMax= (default 16384, 0 = none), GpuIgnoredXids=13,31,...,
+//                 RdmaSysfsRoot= (default /sys)
+//   gres.conf:    MigEnabled= MigLayout= Mps= Replicas= NumaNode= (SimGpuOptions), AutoDetect=nvml
+struct NodeSettings {
+  std::string cgroup_root = "/sys/fs/cgroup";
+  uint64_t pids_max = 16384;
+  std::set<uint32_t> ignored_xids;
+  std::string rdma_sysfs = "/sys";
+  std::vector<SimGpuOptions> sim_gpus;
+  bool nvml = false;
+};
+
+Result<NodeSettings> ReadNodeSettings(const ClusterConfig& cfg, const std::string& node) {
+  NodeSettings s;
+  auto lines = ParseConfigFile(cfg.path);
+  if (!lines.ok()) return lines.status();
+  for (const auto& l : *lines) {
+    for (const auto& p : l.pairs) {
+      if (p.key == "cgroupmountpoint") {
+        s.cgroup_root = p.value == "none" ? "" : p.value;
+      } else if (p.key == "cgrouppidsmax") {
+        if (p.value.empty() || p.value.find_first_not_of("0123456789") != std::string::npos ||
+            p.value.size() > 9)
+          return InvalidArgument(l.Where() + ": CgroupPidsMax=" + p.value + ": expected a number");
+        s.pids_max = std::stoull(p.value);
+      } else if (p.key == "gpuignoredxids") {
+        auto x = ParseXidList(p.value);
+        if (!x.ok()) return InvalidArgument(l.Where() + ": " + x.status().message());
+        s.ignored_xids = *x;
+      } else if (p.key == "rdmasysfsroot") {
+        s.rdma_sysfs = p.value;
+      }
+    }
+  }
+  std::string dir = cfg.path.substr(0, cfg.path.rfind('/') + 1);
+  std::string gres_path = (dir.empty() ? "./" : dir) + "gres.conf";
+  if (::access(gres_path.c_str(), F_OK) == 0) {
+    auto gres = ParseConfigFile(gres_path);
+    if (!gres.ok()) return gres.status();
+    auto opts = ParseSimGpuOptions(*gres, node);
+    if (!opts.ok()) return opts.status();
+    s.sim_gpus = *opts;
+    for (const auto& l : *gres)
+      if (const std::string* a = l.Find("autodetect"); a && ToLower(*a) == "nvml") s.nvml = true;
+  }
+  auto it = cfg.gpus.find(node);
+  if (it != cfg.gpus.end())
+    for (const auto& d : it->second) s.nvml = s.nvml || !d.simulated;
+  return s;
+}
+
+std::unique_ptr<GpuBackend> MakeGpuBackend(const ClusterConfig& cfg, const std::string& node,
+                                           const NodeSettings& s, const std::string& spool) {
+  auto it = cfg.gpus.find(node);
+  std::vector<GpuDecl> decls = it == cfg.gpus.end() ? std::vector<GpuDecl>{} : it->second;
+  bool simulated = false;
+  for (const auto& d : decls) simulated = simulated || d.simulated;
+  if (s.nvml && !simulated) {
+    auto nvml = NvmlGpuBackend::Open();
+    if (nvml.ok()) return std::move(*nvml);
+    Log("NVML unavailable (" + nvml.status().message() + "); no real GPUs on this node");
+  }
+  return std::make_unique<SimulatedGpuBackend>(cfg.cluster_name, node, decls, s.sim_gpus, spool);
+}
+
+Result<NodeDescription> Describe(const std::string& node, GpuBackend& gpus,
+                                 const NodeSettings& s) {
   NodeDescription d;
   d.name = node;
   d.cpus = DiscoverCpus();
@@ -82,13 +156,37 @@ Result<NodeDescription> Describe(const ClusterConfig& cfg, const std::string& no
   d.memory_mib = *mem;
   auto boot = DiscoverBootTime();
   d.boot_time = boot.ok() ? *boot : 0;
-  auto it = cfg.gpus.find(node);
-  SimulatedGpuBackend gpus(cfg.cluster_name, node,
-                           it == cfg.gpus.end() ? std::vector<GpuDecl>{} : it->second);
   auto devs = gpus.Discover();
   if (!devs.ok()) return devs.status();
   d.gpus = *devs;
+  auto hcas = DiscoverRdma(s.rdma_sysfs);
+  if (hcas.ok()) d.hcas = *hcas;
   return d;
+}
+
+// Cgroups need root and a mounted hierarchy; otherwise jobs run without isolation.
+IsolationFacts MakeIsolationFacts(const std::string& node, const NodeSettings& s,
+                                  const NodeDescription& d, const std::string& spool) {
+  IsolationFacts f;
+  f.node_name = node;
+  f.cgroup_parent = CgroupParentFor(node, spool);
+  f.pids_max = s.pids_max;
+  f.gpus = d.gpus;
+  f.hcas = d.hcas;
+  if (!s.cgroup_root.empty() && ::geteuid() == 0) {
+    CgroupMounts m = DetectCgroupsOnHost(s.cgroup_root);
+    if (m.mode != CgroupMode::kNone) f.cgroup_root = s.cgroup_root;
+    Log(std::string("cgroups: ") + CgroupModeName(m.mode) + " under " + s.cgroup_root +
+        (m.mode == CgroupMode::kNone ? " (jobs run without isolation)" : ""));
+  } else {
+    Log("cgroups: off (" + std::string(::geteuid() != 0 ? "not root" : "CgroupMountpoint=none") +
+        "); jobs run without isolation");
+  }
+  for (const char* dev : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset"})
+    for (const auto& r : CharDeviceRules("/dev", dev)) f.gpu_shared_devices.push_back(r);
+  for (const auto& r : CharDeviceRules("/dev/nvidia-caps")) f.gpu_shared_devices.push_back(r);
+  f.rdma_devices = CharDeviceRules("/dev/infiniband");
+  return f;
 }
 
 int Main(int argc, char** argv) {
@@ -101,8 +199,14 @@ int Main(int argc, char** argv) {
   if (!nc)
     return Fatal("node '" + flags.node + "' is not defined in " + flags.conf +
                  " (no NodeName= line names it)");
-  auto desc = Describe(*cfg, flags.node);
+  auto settings = ReadNodeSettings(*cfg, flags.node);
+  if (!settings.ok()) return Fatal(settings.status().message());
+  Spool spool(cfg->SpoolDirFor(flags.node));
+  if (Status st = spool.Init(); !st.ok()) return Fatal(st.message());
+  auto gpu_backend = MakeGpuBackend(*cfg, flags.node, *settings, spool.root());
+  auto desc = Describe(flags.node, *gpu_backend, *settings);
   if (!desc.ok()) return Fatal(desc.status().message());
+  Log(std::to_string(desc->hcas.size()) + " RDMA ports under " + settings->rdma_sysfs);
   Log("node " + flags.node + ": " + std::to_string(desc->cpus) + " cpus, " +
       std::to_string(desc->memory_mib) + " MiB, " + std::to_string(desc->gpus.size()) + " gpus");
   if (desc->cpus < nc->cpus || desc->memory_mib < nc->real_memory_mib)
@@ -117,8 +221,6 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  Spool spool(cfg->SpoolDirFor(flags.node));
-  if (Status st = spool.Init(); !st.ok()) return Fatal(st.message());
   int port = 0;
   auto server = StartNodeServer(*cfg, nc->port, &port);
   if (!server.ok()) return Fatal(server.status().message());
@@ -131,13 +233,16 @@ int Main(int argc, char** argv) {
   OsStepdControl control(sargs);
   ProcStepdProbe probe;
   SystemClock clock;
-  JobManager jobs(spool, control, probe, clock, Log);
+  IsolationPlanner planner(MakeIsolationFacts(flags.node, *settings, *desc, spool.root()),
+                           CoreMap(AllowedCores()));
+  JobManager jobs(spool, control, probe, clock, Log, &planner);
+  GpuManager gpu_manager(*gpu_backend, desc->gpus, settings->ignored_xids, Log);
   if (Status st = jobs.Recover(); !st.ok()) return Fatal(st.message());
   Log("spool " + spool.root() + ": " + std::to_string(jobs.Running().size()) + " running, " +
       std::to_string(jobs.Unacked().size()) + " finished unacknowledged");
 
   rpc::MungeCodec codec(cfg->munge_socket);
-  AgentClient agent(*cfg, *desc, jobs, codec, clock);
+  AgentClient agent(*cfg, *desc, jobs, codec, clock, &gpu_manager);
   std::atomic<bool> stop{false};
   std::thread notifier([&] {
     while (!stop) {

@@ -1,5 +1,6 @@
 // tessera-stepd --job-dir DIR --node NAME [--cluster NAME] [--notify SOCKET] [--gpu-uuids U,...]
-// Runs the batch job described by DIR/launch.pb and records how it ended in DIR/status.
+// Runs the batch job described by DIR/launch.pb (isolated as DIR/isolation says, when present)
+// and records how it ended in DIR/status.
 //
 // Started by tessera-noded (which waits for this first process to exit): it reads launch.pb
 // (errors on stderr, exit 2), then detaches: the daemon child starts a new session, writes
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <ctime>
 #include <string>
 
 #include "noded/job_runner.h"
@@ -124,6 +126,27 @@ int Main(int argc, char** argv) {
   Daemonize(f.job_dir);
   Log("job " + std::to_string(launch.job_id()) + ": supervising");
   JobRunOptions opts{f.node, f.job_dir + "/script", &Log};
+  // noded's isolation plan (cgroup, HCAs); absent when noded runs without cgroups.
+  JobIsolation iso;
+  std::ifstream iso_in(f.job_dir + "/isolation");
+  if (iso_in) {
+    std::stringstream text;
+    text << iso_in.rdbuf();
+    auto parsed = ParseJobIsolation(text.str());
+    if (!parsed.ok()) {
+      JobStatus bad;
+      bad.state = JobState::kFailed;
+      bad.exit_code = 1;
+      bad.end_time = time(nullptr);
+      bad.message = parsed.status().message();
+      Log("job " + std::to_string(launch.job_id()) + ": " + bad.message);
+      (void)WriteStatusFile(f.job_dir + "/status", bad);
+      if (!f.notify.empty()) (void)SendNotify(f.notify, launch.job_id());
+      return 1;
+    }
+    iso = *parsed;
+    opts.isolation = &iso;
+  }
   JobStatus st = RunJob(launch, opts);
   Log("job " + std::to_string(launch.job_id()) + ": ended " + JobStateName(st.state) + " " +
       std::to_string(st.exit_code) + ":" + std::to_string(st.exit_signal) +

@@ -1,5 +1,6 @@
 #include "cli/lib/acct_format.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "cli/lib/job_view.h"
@@ -15,14 +16,63 @@ struct FieldDef {
 };
 
 constexpr FieldDef kFields[] = {
-    {"Account", 10},   {"AllocCPUS", 10}, {"AllocTRES", 10}, {"Elapsed", 10},
-    {"End", 19},       {"ExitCode", 8},   {"JobID", -12},    {"JobName", 10},
-    {"NodeList", 15},  {"Partition", 10}, {"Start", 19},     {"State", 10},
-    {"Submit", 19},    {"Timelimit", 10}, {"UID", 6},        {"User", 9},
+    {"Account", 10},      {"AllocCPUS", 10},  {"AllocNodes", 10}, {"AllocTRES", 10},
+    {"Comment", 15},      {"Constraints", 19}, {"DerivedExitCode", 15}, {"Elapsed", 10},
+    {"ElapsedRaw", 10},   {"Eligible", 19},   {"End", 19},        {"ExitCode", 8},
+    {"GID", 6},           {"Group", 9},       {"JobID", -12},     {"JobIDRaw", -12},
+    {"JobName", 10},      {"MaxRSS", 10},     {"MaxVMSize", 10},  {"NCPUS", 10},
+    {"NNodes", 8},        {"NodeList", 15},   {"NTasks", 8},      {"Partition", 10},
+    {"Priority", 10},     {"QOS", 10},        {"Reason", 20},     {"ReqCPUS", 8},
+    {"ReqMem", 10},       {"ReqNodes", 8},    {"ReqTRES", 10},    {"Reservation", 20},
+    {"Start", 19},        {"State", 10},      {"Submit", 19},     {"SubmitLine", 20},
+    {"Suspended", 10},    {"SystemCPU", 10},  {"Timelimit", 10},  {"TimelimitRaw", 12},
+    {"TotalCPU", 10},     {"UID", 6},         {"User", 9},        {"UserCPU", 10},
     {"WorkDir", 20},
 };
 
 std::string Date(int64_t t) { return FormatTimestamp(t, /*unknown_word=*/true); }
+
+// Fields Tessera does not record (no job step accounting yet): printed empty, as sacct does
+// when a value is unknown.
+bool UnknownField(const std::string& f) {
+  return f == "MaxRSS" || f == "MaxVMSize" || f == "SystemCPU" || f == "UserCPU" ||
+         f == "TotalCPU";
+}
+
+std::string MoreValue(const std::string& field, const pb::JobInfo& job, const IdNames& names) {
+  const auto& spec = job.spec();
+  if (field == "AllocNodes" || field == "NNodes")
+    return job.start_time() > 0 || field == "NNodes" ? std::to_string(NodeCount(job)) : "0";
+  if (field == "Comment") return spec.comment();
+  if (field == "Constraints") return spec.constraint();
+  if (field == "DerivedExitCode") return "0:0";
+  if (field == "Eligible") return Date(std::max(job.submit_time(), spec.begin_time()));
+  if (field == "GID") return std::to_string(job.gid());
+  if (field == "Group") return GroupLabel(names, job.gid());
+  if (field == "JobIDRaw") return std::to_string(job.job_id());
+  if (field == "NCPUS" || field == "ReqCPUS") return std::to_string(CpuCount(job));
+  if (field == "NTasks") return std::to_string(TaskCount(job));
+  if (field == "Priority") return std::to_string(job.priority());
+  if (field == "QOS") return spec.qos();
+  if (field == "Reason") return job.reason().empty() ? "None" : job.reason();
+  if (field == "ReqMem") {
+    uint64_t mem = 0;
+    for (const auto& g : spec.task_groups())
+      mem += g.per_node().mem_mib() ? g.per_node().mem_mib() : g.per_task().mem_mib() * g.count();
+    return mem ? FormatMemMiB(mem) : "0";
+  }
+  if (field == "ReqNodes") return std::to_string(std::max<uint32_t>(1, spec.nodes_min()));
+  if (field == "ReqTRES") return TresOf(job);
+  if (field == "Reservation") return spec.reservation();
+  if (field == "SubmitLine") return CommandOf(job);
+  if (field == "Suspended") return "00:00:00";
+  if (field == "TimelimitRaw") {
+    int64_t l = TimeLimitOf(job);
+    return l < 0 ? "UNLIMITED" : l == 0 ? "Partition_Limit" : std::to_string(l / 60);
+  }
+  return "";
+}
+
 
 std::string Value(const std::string& field, const pb::JobInfo& job, const IdNames& names,
                   int64_t now) {
@@ -31,10 +81,11 @@ std::string Value(const std::string& field, const pb::JobInfo& job, const IdName
   if (field == "AllocCPUS") return started ? std::to_string(CpuCount(job)) : "0";
   if (field == "AllocTRES") return started ? TresOf(job) : "";
   if (field == "Elapsed") return SacctSecs(ElapsedSeconds(job, now));
+  if (field == "ElapsedRaw") return std::to_string(ElapsedSeconds(job, now));
   if (field == "End") return Date(job.end_time());
   if (field == "ExitCode")
     return std::to_string(job.exit_code()) + ":" + std::to_string(job.exit_signal());
-  if (field == "JobID") return std::to_string(job.job_id());
+  if (field == "JobID") return JobIdText(job);
   if (field == "JobName") return job.spec().name();
   if (field == "NodeList") return job.nodelist().empty() ? "None assigned" : job.nodelist();
   if (field == "Partition") return PartitionOf(job);
@@ -48,7 +99,8 @@ std::string Value(const std::string& field, const pb::JobInfo& job, const IdName
   if (field == "UID") return std::to_string(job.uid());
   if (field == "User") return job.user().empty() ? UserLabel(names, job.uid()) : job.user();
   if (field == "WorkDir") return job.spec().workdir();
-  return "";
+  if (UnknownField(field)) return "";
+  return MoreValue(field, job, names);
 }
 
 // sacct's print_fields_str in column mode.

@@ -1,6 +1,7 @@
 #include "cli/lib/batch_options.h"
 
 #include <limits>
+#include <tuple>
 
 #include "cli/lib/text_util.h"
 #include "cli/lib/time_spec.h"
@@ -45,14 +46,19 @@ Status ApplyNodes(const ParsedOption& opt, BatchOptions& out) {
 Status ApplyMemory(const ParsedOption& opt, BatchOptions& out) {
   auto mib = ParseMemMiB(*opt.value);
   if (!mib.ok()) return BadValue(opt, "expected a size such as 4096, 500M or 16G");
-  if (*mib == 0)
-    return BadValue(opt, "0 (all of a node's memory) is not supported; use --exclusive");
-  if (opt.id == kOptMem) {
+  if (*mib == 0 && opt.id != kOptMem) return BadValue(opt, "must be positive");
+  out.mem_mib.reset();
+  out.mem_per_cpu_mib.reset();
+  out.mem_per_gpu_mib.reset();
+  out.mem_whole_node.reset();
+  if (opt.id == kOptMem && *mib == 0) {
+    out.mem_whole_node = true;  // Slurm: all the memory of each node
+  } else if (opt.id == kOptMem) {
     out.mem_mib = *mib;
-    out.mem_per_cpu_mib.reset();
-  } else {
+  } else if (opt.id == kOptMemPerCpu) {
     out.mem_per_cpu_mib = *mib;
-    out.mem_mib.reset();
+  } else {
+    out.mem_per_gpu_mib = *mib;
   }
   return Status::Ok();
 }
@@ -86,10 +92,63 @@ Status ApplyGpuOption(const ParsedOption& opt, BatchOptions& out) {
   if (!g.ok()) return BadValue(opt, g.status().message());
   if (opt.id == kOptGpus) {
     out.gpus_total = *g;
+  } else if (opt.id == kOptGpusPerTask) {
+    out.gpus_per_task = *g;
   } else {
     out.gpus_per_node = *g;
   }
   return Status::Ok();
+}
+
+// Options whose values have a structure of their own (batch_values.h).
+Status ApplyStructured(const ParsedOption& opt, BatchOptions& out) {
+  const std::string& v = *opt.value;
+  switch (opt.id) {
+    case kOptArray: {
+      auto n = ValidateArraySpec(v);
+      if (!n.ok()) return BadValue(opt, n.status().message());
+      out.array = v;
+      return Status::Ok();
+    }
+    case kOptSignal: {
+      auto sig = ParseSignalSpec(v);
+      if (!sig.ok()) return BadValue(opt, sig.status().message());
+      out.signal = *sig;
+      return Status::Ok();
+    }
+    case kOptSwitches: {
+      auto sw = ParseSwitches(v);
+      if (!sw.ok()) return BadValue(opt, sw.status().message());
+      out.switches = *sw;
+      return Status::Ok();
+    }
+    case kOptOpenMode:
+      if (!EqualsIgnoreCase(v, "append") && !EqualsIgnoreCase(v, "truncate"))
+        return BadValue(opt, "expected append or truncate");
+      out.open_mode = ToLower(v);
+      return Status::Ok();
+    case kOptPriority: {
+      auto n = ParseUint(v, "priority");
+      if (!n.ok() || *n == 0 || *n >= 0xFFFFFFFFull) return BadValue(opt, "expected a positive integer");
+      out.priority = static_cast<uint32_t>(*n);
+      return Status::Ok();
+    }
+    case kOptGpuMem: {
+      auto m = ParseMemMiB(v);
+      if (!m.ok() || *m == 0) return BadValue(opt, "expected a size such as 40G");
+      out.gpu_min_mem_mib = *m;
+      return Status::Ok();
+    }
+    case kOptTaskGroup: {
+      auto g = ParseTaskGroup(v);
+      if (!g.ok()) return BadValue(opt, g.status().message());
+      for (const auto& have : out.task_groups)
+        if (have.name == g->name) return BadValue(opt, "group \"" + g->name + "\" given twice");
+      out.task_groups.push_back(*g);
+      return Status::Ok();
+    }
+    default: return Internal("unhandled option " + opt.name);
+  }
 }
 
 std::optional<std::string>* StringField(int id, BatchOptions& o) {
@@ -108,6 +167,10 @@ std::optional<std::string>* StringField(int id, BatchOptions& o) {
     case kOptComment: return &o.comment;
     case kOptDependency: return &o.dependency;
     case kOptWrap: return &o.wrap;
+    case kOptInput: return &o.input;
+    case kOptExportFile: return &o.export_file;
+    case kOptReservation: return &o.reservation;
+    case kOptUid: return &o.uid;
     default: return nullptr;
   }
 }
@@ -117,6 +180,8 @@ std::optional<uint32_t>* CountField(int id, BatchOptions& o) {
     case kOptNtasks: return &o.ntasks;
     case kOptNtasksPerNode: return &o.ntasks_per_node;
     case kOptCpusPerTask: return &o.cpus_per_task;
+    case kOptCpusPerGpu: return &o.cpus_per_gpu;
+    case kOptNtasksPerGpu: return &o.ntasks_per_gpu;
     default: return nullptr;
   }
 }
@@ -124,10 +189,21 @@ std::optional<uint32_t>* CountField(int id, BatchOptions& o) {
 // Options that only make sense on the command line.
 Status CheckSource(const ParsedOption& opt, OptionSource source) {
   bool cmdline_only = opt.id == kOptWrap || opt.id == kOptHelp || opt.id == kOptUsage ||
-                      opt.id == kOptVersion;
+                      opt.id == kOptVersion || opt.id == kOptWait;
   if (cmdline_only && source != OptionSource::kCommandLine)
     return InvalidArgument(opt.name + " is only valid on the command line");
+  bool tessera_only = opt.id == kOptGpuMem || opt.id == kOptTaskGroup;
+  if (tessera_only && source == OptionSource::kDirective)
+    return InvalidArgument(opt.name + " is a Tessera option: use a #TESSERA line, not #SBATCH");
   return Status::Ok();
+}
+
+std::string IgnoredWhy(const std::string& name) {
+  if (name == "--mail-type" || name == "--mail-user") return "Tessera does not send mail";
+  if (name == "--get-user-env") return "the job gets the environment chosen by --export";
+  if (name == "--licenses" || name == "--wckey" || name == "--cluster" || name == "--clusters")
+    return "Tessera has no " + name.substr(2);
+  return "Tessera does not implement it";
 }
 
 // Flags and the options that only record something.
@@ -144,9 +220,10 @@ bool ApplyFlag(const ParsedOption& opt, BatchOptions& out) {
     case kOptVersion: out.version = true; return true;
     case kOptQuiet: out.quiet = true; return true;
     case kOptVerbose: return true;
-    case kOptMailType:
-    case kOptMailUser:
-      out.warnings.push_back(opt.name + " is accepted but ignored: Tessera does not send mail");
+    case kOptWait: out.wait = true; return true;
+    case kOptNoKill: out.no_kill = true; return true;
+    case kOptIgnored:
+      out.warnings.push_back(opt.name + " is accepted but ignored: " + IgnoredWhy(opt.name));
       return true;
     default: return false;
   }
@@ -154,48 +231,100 @@ bool ApplyFlag(const ParsedOption& opt, BatchOptions& out) {
 
 }  // namespace
 
-const std::vector<OptionSpec>& BatchOptionSpecs() {
-  static const std::vector<OptionSpec> kSpecs = {
-      {"job-name", 'J', K::kRequired, kOptJobName},
-      {"partition", 'p', K::kRequired, kOptPartition},
-      {"nodes", 'N', K::kRequired, kOptNodes},
-      {"ntasks", 'n', K::kRequired, kOptNtasks},
-      {"ntasks-per-node", 0, K::kRequired, kOptNtasksPerNode},
-      {"cpus-per-task", 'c', K::kRequired, kOptCpusPerTask},
-      {"mem", 0, K::kRequired, kOptMem},
-      {"mem-per-cpu", 0, K::kRequired, kOptMemPerCpu},
-      {"time", 't', K::kRequired, kOptTime},
-      {"output", 'o', K::kRequired, kOptOutput},
-      {"error", 'e', K::kRequired, kOptError},
-      {"chdir", 'D', K::kRequired, kOptChdir},
-      {"export", 0, K::kRequired, kOptExport},
-      {"account", 'A', K::kRequired, kOptAccount},
-      {"qos", 'q', K::kRequired, kOptQos},
-      {"gres", 0, K::kRequired, kOptGres},
-      {"gpus", 'G', K::kRequired, kOptGpus},
-      {"gpus-per-node", 0, K::kRequired, kOptGpusPerNode},
-      {"constraint", 'C', K::kRequired, kOptConstraint},
-      {"nodelist", 'w', K::kRequired, kOptNodelist},
-      {"exclude", 'x', K::kRequired, kOptExclude},
-      {"exclusive", 0, K::kOptional, kOptExclusive},
-      {"hold", 'H', K::kNone, kOptHold},
-      {"requeue", 0, K::kNone, kOptRequeue},
-      {"no-requeue", 0, K::kNone, kOptNoRequeue},
-      {"comment", 0, K::kRequired, kOptComment},
-      {"nice", 0, K::kOptional, kOptNice},
-      {"begin", 'b', K::kRequired, kOptBegin},
-      {"wrap", 0, K::kRequired, kOptWrap},
-      {"parsable", 0, K::kNone, kOptParsable},
-      {"test-only", 0, K::kNone, kOptTestOnly},
-      {"dependency", 'd', K::kRequired, kOptDependency},
-      {"mail-type", 0, K::kRequired, kOptMailType},
-      {"mail-user", 0, K::kRequired, kOptMailUser},
-      {"help", 'h', K::kNone, kOptHelp},
-      {"usage", 0, K::kNone, kOptUsage},
-      {"version", 'V', K::kNone, kOptVersion},
-      {"quiet", 'Q', K::kNone, kOptQuiet},
-      {"verbose", 'v', K::kNone, kOptVerbose},
+const std::vector<std::tuple<std::string, char, ArgKind>>& IgnoredOptions() {
+  static const std::vector<std::tuple<std::string, char, ArgKind>> kIgnored = {
+      {"mail-type", 0, K::kRequired},      {"mail-user", 0, K::kRequired},
+      {"get-user-env", 0, K::kOptional},   {"wckey", 0, K::kRequired},
+      {"licenses", 'L', K::kRequired},     {"hint", 0, K::kRequired},
+      {"ntasks-per-core", 0, K::kRequired}, {"ntasks-per-socket", 0, K::kRequired},
+      {"sockets-per-node", 0, K::kRequired}, {"cores-per-socket", 0, K::kRequired},
+      {"threads-per-core", 0, K::kRequired}, {"extra-node-info", 'B', K::kRequired},
+      {"tmp", 0, K::kRequired},            {"kill-on-invalid-dep", 0, K::kRequired},
+      {"distribution", 'm', K::kRequired}, {"mcs-label", 0, K::kRequired},
+      {"profile", 0, K::kRequired},        {"acctg-freq", 0, K::kRequired},
+      {"propagate", 0, K::kOptional},      {"gpu-bind", 0, K::kRequired},
+      {"gpu-freq", 0, K::kRequired},       {"cpu-freq", 0, K::kRequired},
+      {"mem-bind", 0, K::kRequired},       {"spread-job", 0, K::kNone},
+      {"use-min-nodes", 0, K::kNone},      {"oversubscribe", 's', K::kNone},
+      {"overcommit", 'O', K::kNone},       {"core-spec", 'S', K::kRequired},
+      {"thread-spec", 0, K::kRequired},    {"network", 0, K::kRequired},
+      {"reboot", 0, K::kNone},             {"cluster", 'M', K::kRequired},
+      {"clusters", 0, K::kRequired},       {"bb", 0, K::kRequired},
+      {"bbf", 0, K::kRequired},            {"power", 0, K::kRequired},
+      {"delay-boot", 0, K::kRequired},     {"container", 0, K::kRequired},
+      {"ignore-pbs", 0, K::kNone},         {"gid", 0, K::kRequired},
+      {"kill-command", 'K', K::kOptional}, {"nodefile", 'F', K::kRequired},
+      {"mincpus", 0, K::kRequired},        {"gres-flags", 0, K::kRequired},
   };
+  return kIgnored;
+}
+
+const std::vector<OptionSpec>& BatchOptionSpecs() {
+  static const std::vector<OptionSpec> kSpecs = [] {
+    std::vector<OptionSpec> v = {
+        {"job-name", 'J', K::kRequired, kOptJobName},
+        {"partition", 'p', K::kRequired, kOptPartition},
+        {"nodes", 'N', K::kRequired, kOptNodes},
+        {"ntasks", 'n', K::kRequired, kOptNtasks},
+        {"ntasks-per-node", 0, K::kRequired, kOptNtasksPerNode},
+        {"tasks-per-node", 0, K::kRequired, kOptNtasksPerNode},  // Slurm's alias
+        {"ntasks-per-gpu", 0, K::kRequired, kOptNtasksPerGpu},
+        {"cpus-per-task", 'c', K::kRequired, kOptCpusPerTask},
+        {"cpus-per-gpu", 0, K::kRequired, kOptCpusPerGpu},
+        {"mem", 0, K::kRequired, kOptMem},
+        {"mem-per-cpu", 0, K::kRequired, kOptMemPerCpu},
+        {"mem-per-gpu", 0, K::kRequired, kOptMemPerGpu},
+        {"time", 't', K::kRequired, kOptTime},
+        {"time-min", 0, K::kRequired, kOptTimeMin},
+        {"output", 'o', K::kRequired, kOptOutput},
+        {"error", 'e', K::kRequired, kOptError},
+        {"input", 'i', K::kRequired, kOptInput},
+        {"chdir", 'D', K::kRequired, kOptChdir},
+        {"workdir", 0, K::kRequired, kOptChdir},  // Slurm's old spelling
+        {"export", 0, K::kRequired, kOptExport},
+        {"export-file", 0, K::kRequired, kOptExportFile},
+        {"account", 'A', K::kRequired, kOptAccount},
+        {"qos", 'q', K::kRequired, kOptQos},
+        {"gres", 0, K::kRequired, kOptGres},
+        {"gpus", 'G', K::kRequired, kOptGpus},
+        {"gpus-per-node", 0, K::kRequired, kOptGpusPerNode},
+        {"gpus-per-task", 0, K::kRequired, kOptGpusPerTask},
+        {"constraint", 'C', K::kRequired, kOptConstraint},
+        {"nodelist", 'w', K::kRequired, kOptNodelist},
+        {"exclude", 'x', K::kRequired, kOptExclude},
+        {"exclusive", 0, K::kOptional, kOptExclusive},
+        {"hold", 'H', K::kNone, kOptHold},
+        {"requeue", 0, K::kNone, kOptRequeue},
+        {"no-requeue", 0, K::kNone, kOptNoRequeue},
+        {"no-kill", 'k', K::kOptional, kOptNoKill},
+        {"comment", 0, K::kRequired, kOptComment},
+        {"nice", 0, K::kOptional, kOptNice},
+        {"priority", 0, K::kRequired, kOptPriority},
+        {"begin", 'b', K::kRequired, kOptBegin},
+        {"deadline", 0, K::kRequired, kOptDeadline},
+        {"array", 'a', K::kRequired, kOptArray},
+        {"dependency", 'd', K::kRequired, kOptDependency},
+        {"reservation", 0, K::kRequired, kOptReservation},
+        {"signal", 0, K::kRequired, kOptSignal},
+        {"open-mode", 0, K::kRequired, kOptOpenMode},
+        {"switches", 0, K::kRequired, kOptSwitches},
+        {"uid", 0, K::kRequired, kOptUid},
+        {"gpu-mem", 0, K::kRequired, kOptGpuMem},        // Tessera-only
+        {"task-group", 0, K::kRequired, kOptTaskGroup},  // Tessera-only
+        {"wrap", 0, K::kRequired, kOptWrap},
+        {"parsable", 0, K::kNone, kOptParsable},
+        {"test-only", 0, K::kNone, kOptTestOnly},
+        {"wait", 'W', K::kNone, kOptWait},
+        {"help", 'h', K::kNone, kOptHelp},
+        {"usage", 0, K::kNone, kOptUsage},
+        {"version", 'V', K::kNone, kOptVersion},
+        {"quiet", 'Q', K::kNone, kOptQuiet},
+        {"verbose", 'v', K::kNone, kOptVerbose},
+    };
+    for (const auto& [name, short_name, arg] : IgnoredOptions())
+      v.push_back({name, short_name, arg, kOptIgnored});
+    return v;
+  }();
   return kSpecs;
 }
 
@@ -217,24 +346,33 @@ Status ApplyBatchOption(const ParsedOption& opt, OptionSource source, int64_t no
   switch (opt.id) {
     case kOptNodes: return ApplyNodes(opt, out);
     case kOptMem:
-    case kOptMemPerCpu: return ApplyMemory(opt, out);
+    case kOptMemPerCpu:
+    case kOptMemPerGpu: return ApplyMemory(opt, out);
     case kOptNice: return ApplyNice(opt, out);
     case kOptGres:
     case kOptGpus:
-    case kOptGpusPerNode: return ApplyGpuOption(opt, out);
+    case kOptGpusPerNode:
+    case kOptGpusPerTask: return ApplyGpuOption(opt, out);
+    case kOptTimeMin: {
+      auto t = ParseTimeLimit(*opt.value);
+      if (!t.ok() || *t <= 0) return BadValue(opt);
+      out.time_min_s = *t;
+      return Status::Ok();
+    }
     case kOptTime: {
       auto t = ParseTimeLimit(*opt.value);
       if (!t.ok() || *t == 0) return BadValue(opt);
       out.time_limit_s = *t;
       return Status::Ok();
     }
-    case kOptBegin: {
+    case kOptBegin:
+    case kOptDeadline: {
       auto t = ParseTimeSpec(*opt.value, now);
       if (!t.ok()) return BadValue(opt);
-      out.begin_time = *t;
+      (opt.id == kOptBegin ? out.begin_time : out.deadline) = *t;
       return Status::Ok();
     }
-    default: return Internal("unhandled option " + opt.name);
+    default: return ApplyStructured(opt, out);
   }
 }
 
@@ -293,7 +431,10 @@ Result<BatchOptions> BatchOptionsFromEnv(const std::map<std::string, std::string
       {"SBATCH_MEM_PER_NODE", "mem"},      {"SBATCH_PARTITION", "partition"},
       {"SBATCH_QOS", "qos"},               {"SBATCH_TIMELIMIT", "time"},
       {"SBATCH_EXCLUSIVE", "exclusive"},   {"SBATCH_REQUEUE", "requeue"},
-      {"SBATCH_NO_REQUEUE", "no-requeue"},
+      {"SBATCH_NO_REQUEUE", "no-requeue"}, {"SBATCH_ARRAY_INX", "array"},
+      {"SBATCH_MEM_PER_GPU", "mem-per-gpu"}, {"SBATCH_GPUS_PER_TASK", "gpus-per-task"},
+      {"SBATCH_CPUS_PER_GPU", "cpus-per-gpu"}, {"SBATCH_RESERVATION", "reservation"},
+      {"SBATCH_SIGNAL", "signal"},         {"SBATCH_OPEN_MODE", "open-mode"},
   };
   BatchOptions out;
   for (const auto& [var, opt_name] : kVars) {
@@ -323,11 +464,21 @@ void MergeBatchOptions(const BatchOptions& over, BatchOptions& base) {
   TESSERA_MERGE(cpus_per_task); TESSERA_MERGE(time_limit_s); TESSERA_MERGE(begin_time);
   TESSERA_MERGE(gpus_per_node); TESSERA_MERGE(gpus_total); TESSERA_MERGE(exclusive);
   TESSERA_MERGE(hold); TESSERA_MERGE(requeue); TESSERA_MERGE(nice);
+  TESSERA_MERGE(input); TESSERA_MERGE(export_file); TESSERA_MERGE(array);
+  TESSERA_MERGE(reservation); TESSERA_MERGE(open_mode); TESSERA_MERGE(uid);
+  TESSERA_MERGE(cpus_per_gpu); TESSERA_MERGE(ntasks_per_gpu); TESSERA_MERGE(priority);
+  TESSERA_MERGE(time_min_s); TESSERA_MERGE(deadline); TESSERA_MERGE(gpus_per_task);
+  TESSERA_MERGE(signal); TESSERA_MERGE(switches); TESSERA_MERGE(gpu_min_mem_mib);
+  TESSERA_MERGE(no_kill);
 #undef TESSERA_MERGE
-  if (over.mem_mib || over.mem_per_cpu_mib) {
+  if (over.mem_mib || over.mem_per_cpu_mib || over.mem_per_gpu_mib || over.mem_whole_node) {
     base.mem_mib = over.mem_mib;
     base.mem_per_cpu_mib = over.mem_per_cpu_mib;
+    base.mem_per_gpu_mib = over.mem_per_gpu_mib;
+    base.mem_whole_node = over.mem_whole_node;
   }
+  if (!over.task_groups.empty()) base.task_groups = over.task_groups;
+  base.wait = base.wait || over.wait;
   base.parsable = base.parsable || over.parsable;
   base.test_only = base.test_only || over.test_only;
   base.quiet = base.quiet || over.quiet;

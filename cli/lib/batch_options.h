@@ -3,13 +3,20 @@
 // shared by the command line and #SBATCH/#TESSERA directives, and the rules that turn one parsed
 // option into a field. Precedence (directives < SBATCH_* environment < command line) is done by
 // parsing each source into its own BatchOptions and merging them with MergeBatchOptions.
+//
+// Options that Tessera accepts but does not act on (kIgnoredOptions: --mail-type, --hint, ...)
+// each add one warning line naming the option; tbatch prints each distinct line once.
+// Tessera-only options (--gpu-mem, --task-group) are accepted only in #TESSERA directives and on
+// the command line, never in #SBATCH lines (Slurm would reject them there).
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/lib/arg_parser.h"
+#include "cli/lib/batch_values.h"
 #include "common/status.h"
 
 namespace tessera::cli {
@@ -20,17 +27,25 @@ struct GpuRequest {
 };
 
 struct BatchOptions {
-  std::optional<std::string> job_name, partition, output, error, chdir, export_spec, account,
-      qos, constraint, nodelist, exclude, comment, dependency, wrap;
-  std::optional<uint32_t> nodes_min, nodes_max, ntasks, ntasks_per_node, cpus_per_task;
-  std::optional<uint64_t> mem_mib, mem_per_cpu_mib;  // setting one clears the other
-  std::optional<int64_t> time_limit_s, begin_time;
+  std::optional<std::string> job_name, partition, output, error, input, chdir, export_spec,
+      export_file, account, qos, constraint, nodelist, exclude, comment, dependency, wrap, array,
+      reservation, open_mode, uid;
+  std::optional<uint32_t> nodes_min, nodes_max, ntasks, ntasks_per_node, cpus_per_task,
+      cpus_per_gpu, ntasks_per_gpu, priority;
+  std::optional<uint64_t> mem_mib, mem_per_cpu_mib, mem_per_gpu_mib;  // one excludes the others
+  std::optional<bool> mem_whole_node;                                 // --mem=0
+  std::optional<int64_t> time_limit_s, time_min_s, begin_time, deadline;
   std::optional<GpuRequest> gpus_per_node;  // --gpus-per-node and --gres=gpu (later wins)
   std::optional<GpuRequest> gpus_total;     // -G/--gpus
-  std::optional<bool> exclusive, hold, requeue;
+  std::optional<GpuRequest> gpus_per_task;  // --gpus-per-task
+  std::optional<SignalSpec> signal;
+  std::optional<SwitchesSpec> switches;
+  std::optional<uint64_t> gpu_min_mem_mib;  // #TESSERA --gpu-mem
+  std::vector<TaskGroupSpec> task_groups;   // #TESSERA --task-group (accumulate)
+  std::optional<bool> exclusive, hold, requeue, no_kill;
   std::optional<int32_t> nice;
-  bool parsable = false, test_only = false, help = false, usage = false, version = false,
-       quiet = false;
+  bool parsable = false, test_only = false, wait = false, help = false, usage = false,
+       version = false, quiet = false;
   std::vector<std::string> warnings;  // accepted-but-ignored options, one line each
 };
 
@@ -40,18 +55,24 @@ enum BatchOpt : int {
   kOptMem, kOptMemPerCpu, kOptTime, kOptOutput, kOptError, kOptChdir, kOptExport, kOptAccount,
   kOptQos, kOptGres, kOptGpus, kOptGpusPerNode, kOptConstraint, kOptNodelist, kOptExclude,
   kOptExclusive, kOptHold, kOptRequeue, kOptNoRequeue, kOptComment, kOptNice, kOptBegin,
-  kOptWrap, kOptParsable, kOptTestOnly, kOptDependency, kOptMailType, kOptMailUser, kOptHelp,
-  kOptUsage, kOptVersion, kOptQuiet, kOptVerbose,
+  kOptWrap, kOptParsable, kOptTestOnly, kOptDependency, kOptHelp, kOptUsage, kOptVersion,
+  kOptQuiet, kOptVerbose, kOptInput, kOptExportFile, kOptArray, kOptReservation, kOptOpenMode,
+  kOptUid, kOptCpusPerGpu, kOptNtasksPerGpu, kOptPriority, kOptMemPerGpu, kOptTimeMin,
+  kOptDeadline, kOptGpusPerTask, kOptSignal, kOptSwitches, kOptGpuMem, kOptTaskGroup, kOptWait,
+  kOptNoKill,
+  kOptIgnored = 100,  // accepted, not acted on: warning
 };
 
 const std::vector<OptionSpec>& BatchOptionSpecs();
+// The accepted-but-ignored options: {long name, short name or 0, argument kind}.
+const std::vector<std::tuple<std::string, char, ArgKind>>& IgnoredOptions();
 
 // Where an option came from; some options are only valid on the command line.
-enum class OptionSource { kCommandLine, kEnvironment, kDirective };
+enum class OptionSource { kCommandLine, kEnvironment, kDirective, kTesseraDirective };
 
 // Applies one parsed option. Errors name the option and the value:
 //   invalid --time value "60:"  /  --wrap is only valid on the command line.
-// `now` resolves --begin.
+// `now` resolves --begin and --deadline.
 Status ApplyBatchOption(const ParsedOption& opt, OptionSource source, int64_t now,
                         BatchOptions& out);
 
@@ -60,7 +81,7 @@ Status ApplyBatchOption(const ParsedOption& opt, OptionSource source, int64_t no
 Result<BatchOptions> BatchOptionsFromEnv(const std::map<std::string, std::string>& env,
                                          int64_t now);
 
-// Fields set in `over` replace those in `base`; the two memory options travel together (a
+// Fields set in `over` replace those in `base`; the memory options travel together (a
 // higher-precedence --mem clears a lower-precedence --mem-per-cpu and vice versa).
 void MergeBatchOptions(const BatchOptions& over, BatchOptions& base);
 

@@ -46,7 +46,7 @@ Result<std::vector<Directive>> ExtractDirectives(std::string_view script) {
     if (!words.ok())
       return InvalidArgument("script line " + std::to_string(lineno) + ": " +
                              words.status().message());
-    if (!words->empty()) out.push_back({lineno, std::move(*words)});
+    if (!words->empty()) out.push_back({lineno, std::move(*words), prefix == 8});
   }
   return out;
 }

@@ -19,6 +19,7 @@ namespace tessera::cli {
 struct Directive {
   int line = 0;                     // 1-based line number in the script
   std::vector<std::string> words;   // e.g. {"--time", "60"} or {"-N2"}
+  bool tessera = false;             // a #TESSERA line (may carry Tessera-only options)
 };
 
 // Errors: "script line 3: unterminated \" quote".

@@ -1,5 +1,8 @@
 #include "cli/lib/command.h"
 
+#include <chrono>
+#include <thread>
+
 #include <unistd.h>
 
 #include <fstream>
@@ -77,6 +80,11 @@ int RunMain(int argc, char** argv, int (*run)(CommandContext&)) {
   ctx.names = &names;
   ctx.read_file = ReadWholeFile;
   ctx.connect = ConnectFromConfig;
+  ctx.sleep = [](int64_t seconds) {
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    return true;
+  };
+  ctx.clock = [] { return SystemClock().Now(); };
   int rc = run(ctx);
   std::cout.flush();
   return rc;

@@ -33,6 +33,11 @@ struct CommandContext {
   const IdNames* names = nullptr;
   // Reads a whole file (the batch script).
   std::function<Result<std::string>(const std::string& path)> read_file;
+  // Waits `seconds` (tbatch --wait, tqueue -i); returns false when the command should stop
+  // instead (tests end loops this way). Production: sleeps and returns true.
+  std::function<bool(int64_t seconds)> sleep;
+  // Reads the clock again after a sleep (production: time(nullptr)).
+  std::function<int64_t()> clock;
   // Loads the config and connects; called at most once per command.
   std::function<Result<std::unique_ptr<ControllerApi>>()> connect;
 };

@@ -52,6 +52,7 @@ TESSERA_CLI_RPC(Reconfigure, ReconfigureRequest, ReconfigureResponse)
 TESSERA_CLI_RPC(QueryAccounting, QueryAccountingRequest, QueryAccountingResponse)
 TESSERA_CLI_RPC(Ping, PingRequest, PingResponse)
 TESSERA_CLI_RPC(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
+TESSERA_CLI_RPC(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
 
 #undef TESSERA_CLI_RPC
 

@@ -34,6 +34,7 @@ class ControllerApi {
       const pb::QueryAccountingRequest& req) = 0;
   virtual Result<pb::PingResponse> Ping(const pb::PingRequest& req) = 0;
   virtual Result<pb::GetJobEventsResponse> GetJobEvents(const pb::GetJobEventsRequest& req) = 0;
+  virtual Result<pb::DiagnosticsResponse> Diagnostics(const pb::DiagnosticsRequest& req) = 0;
 };
 
 class GrpcControllerApi final : public ControllerApi {
@@ -54,6 +55,7 @@ class GrpcControllerApi final : public ControllerApi {
       const pb::QueryAccountingRequest& req) override;
   Result<pb::PingResponse> Ping(const pb::PingRequest& req) override;
   Result<pb::GetJobEventsResponse> GetJobEvents(const pb::GetJobEventsRequest& req) override;
+  Result<pb::DiagnosticsResponse> Diagnostics(const pb::DiagnosticsRequest& req) override;
 
  private:
   template <typename Req, typename Resp, typename Method>

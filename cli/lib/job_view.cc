@@ -97,6 +97,25 @@ int64_t EndTimeOf(const pb::JobInfo& job) {
   return 0;
 }
 
+std::string JobIdText(const pb::JobInfo& job) {
+  if (job.array_job_id() == 0) return std::to_string(job.job_id());
+  std::string base = std::to_string(job.array_job_id()) + "_";
+  if (!job.array_task_str().empty()) return base + "[" + job.array_task_str() + "]";
+  return base + std::to_string(job.array_task_id());
+}
+
+std::string GpuAllocText(const pb::JobInfo& job) {
+  std::string out;
+  for (const auto& a : job.alloc()) {
+    if (a.gpu_indices_size() == 0) continue;
+    std::string idx;
+    for (uint32_t i : a.gpu_indices()) idx += (idx.empty() ? "" : ",") + std::to_string(i);
+    out += (out.empty() ? "" : ",") + a.node() + ":gpu:" + std::to_string(a.gpu_indices_size()) +
+           "(IDX:" + idx + ")";
+  }
+  return out;
+}
+
 std::string CommandOf(const pb::JobInfo& job) {
   std::string out;
   for (const auto& a : job.spec().argv()) out += (out.empty() ? "" : " ") + a;

@@ -32,6 +32,11 @@ std::string GresOf(const pb::JobInfo& job);
 std::string TresOf(const pb::JobInfo& job);
 // Expected or actual end: end_time; for a running job with a limit, start + limit; 0 unknown.
 int64_t EndTimeOf(const pb::JobInfo& job);
+// Slurm's job id text: "1234", an array element "1230_4" (array job id _ index) or the pending
+// rest of an array "1230_[5-15%4]".
+std::string JobIdText(const pb::JobInfo& job);
+// GPUs allocated, "gres/gpu:2(IDX:0-1)" per node joined with ","; "" when none.
+std::string GpuAllocText(const pb::JobInfo& job);
 // Slurm's Command: argv joined with spaces, or "(null)".
 std::string CommandOf(const pb::JobInfo& job);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 
 #include "cli/lib/job_view.h"
 #include "cli/lib/text_util.h"
@@ -11,7 +12,7 @@
 namespace tessera::cli {
 namespace {
 
-constexpr char kKnownCodes[] = "iAjuUgGtTMlLDCPRrNVSeaqbQZokEfy";
+constexpr char kKnownCodes[] = "iAjuUgGtTMlLDCPRrNVSeaqbQZokEfyFKcmvxBpn";
 
 struct Cell {
   std::string text;
@@ -46,6 +47,12 @@ Cell ReasonList(const pb::JobInfo& job) {
   return {job.nodelist(), false};
 }
 
+// Actual start, or for a pending job the scheduler's expectation (N/A when unknown).
+std::string StartText(const pb::JobInfo& job) {
+  if (job.start_time() > 0) return FormatTimestamp(job.start_time());
+  return FormatTimestamp(job.expected_start_time());
+}
+
 std::string EndText(const pb::JobInfo& job) {
   if (StateOf(job) == JobState::kRunning && TimeLimitOf(job) < 0 && job.end_time() == 0)
     return "NONE";
@@ -55,7 +62,33 @@ std::string EndText(const pb::JobInfo& job) {
 Cell JobCell(char code, const pb::JobInfo& job, const IdNames& names, int64_t now) {
   const auto& spec = job.spec();
   switch (code) {
-    case 'i': case 'A': return {std::to_string(job.job_id())};
+    case 'i': return {JobIdText(job)};
+    case 'A': return {std::to_string(job.job_id())};
+    case 'F':
+      return {std::to_string(job.array_job_id() ? job.array_job_id() : job.job_id())};
+    case 'K':
+      if (job.array_job_id() == 0) return {"N/A"};
+      return {job.array_task_str().empty() ? std::to_string(job.array_task_id())
+                                            : job.array_task_str()};
+    case 'c': {
+      uint32_t c = 0;
+      for (const auto& g : spec.task_groups()) c = std::max(c, g.per_task().cpus());
+      return {std::to_string(c)};
+    }
+    case 'm': {
+      uint64_t m = 0;
+      for (const auto& g : spec.task_groups())
+        m = std::max(m, g.per_node().mem_mib() ? g.per_node().mem_mib() : g.per_task().mem_mib());
+      return {m ? FormatMemMiB(m) : "0"};
+    }
+    case 'v': return {OrNull(spec.reservation())};
+    case 'x': return {spec.exclude()};
+    case 'B': return {job.alloc_size() ? job.alloc(0).node() : "n/a"};
+    case 'p': return {std::to_string(job.priority() / 4294967295.0).substr(0, 10)};
+    case 'n': return {spec.nodelist()};
+    case kCodeTasks: return {std::to_string(TaskCount(job))};
+    case kCodeTresAlloc: return {job.alloc_size() ? TresOf(job) : ""};
+    case kCodeGresAlloc: return {GpuAllocText(job)};
     case 'j': return {spec.name()};
     case 'u': return {job.user().empty() ? UserLabel(names, job.uid()) : job.user()};
     case 'U': return {std::to_string(job.uid())};
@@ -73,7 +106,7 @@ Cell JobCell(char code, const pb::JobInfo& job, const IdNames& names, int64_t no
     case 'r': return {ReasonOf(job)};
     case 'N': return {job.nodelist(), false};
     case 'V': return {FormatTimestamp(job.submit_time())};
-    case 'S': return {FormatTimestamp(job.start_time())};
+    case 'S': return {StartText(job)};
     case 'e': return {EndText(job)};
     case 'a': return {OrNull(AccountOf(job))};
     case 'q': return {OrNull(spec.qos())};
@@ -95,6 +128,18 @@ Cell JobCell(char code, const pb::JobInfo& job, const IdNames& names, int64_t no
 Cell HeaderCell(char code) {
   switch (code) {
     case 'i': case 'A': return {"JOBID"};
+    case 'F': return {"ARRAY_JOB_ID"};
+    case 'K': return {"ARRAY_TASK_ID"};
+    case 'c': return {"MIN_CPUS"};
+    case 'm': return {"MIN_MEMORY"};
+    case 'v': return {"RESERVATION"};
+    case 'x': return {"EXC_NODES"};
+    case 'B': return {"EXEC_HOST"};
+    case 'p': return {"PRIORITY"};
+    case 'n': return {"REQ_NODES"};
+    case kCodeTasks: return {"TASKS"};
+    case kCodeTresAlloc: return {"TRES_ALLOC"};
+    case kCodeGresAlloc: return {"GRES_ALLOC"};
     case 'j': return {"NAME"};
     case 'u': case 'U': return {"USER"};
     case 'g': case 'G': return {"GROUP"};
@@ -201,6 +246,71 @@ std::string FormatQueue(const std::vector<pb::JobInfo>& jobs, const QueueFormat&
   for (const auto& job : jobs)
     out += FormatLine(fmt, [&](char c) { return JobCell(c, job, names, now); });
   return out;
+}
+
+}  // namespace tessera::cli
+
+namespace tessera::cli {
+namespace {
+
+// Numeric sort value for the keys whose text does not sort (times, counts); nullopt = text.
+std::optional<double> NumericKey(char code, const pb::JobInfo& job, int64_t now) {
+  switch (code) {
+    case 'i': case 'F':  // array elements in index order under their array job id
+      return job.array_job_id() ? job.array_job_id() * 1e7 + job.array_task_id()
+                                : job.job_id() * 1e7;
+    case 'A': return static_cast<double>(job.job_id());
+    case 'K': return job.array_task_id();
+    case 'Q': case 'p': return job.priority();
+    case 'U': return job.uid();
+    case 'G': return job.gid();
+    case 'D': return NodeCount(job);
+    case 'C': return CpuCount(job);
+    case 'M': return static_cast<double>(ElapsedSeconds(job, now));
+    case 'l': return static_cast<double>(TimeLimitOf(job));
+    case 'L': return static_cast<double>(TimeLimitOf(job) - ElapsedSeconds(job, now));
+    case 'V': return static_cast<double>(job.submit_time());
+    case 'S': return static_cast<double>(job.start_time() ? job.start_time()
+                                                           : job.expected_start_time());
+    case 'e': return static_cast<double>(EndTimeOf(job));
+    case 'y': return job.spec().nice();
+    case 't': case 'T': return StateRank(StateOf(job));
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Status SortQueueBy(std::vector<pb::JobInfo>& jobs, std::string_view keys, const IdNames& names,
+                   int64_t now) {
+  std::vector<std::pair<char, bool>> order;  // code, descending
+  for (std::string k : Split(keys, ',')) {
+    k = Trim(k);
+    bool desc = false;
+    if (!k.empty() && (k[0] == '+' || k[0] == '-')) {
+      desc = k[0] == '-';
+      k = k.substr(1);
+    }
+    if (k.size() != 1 || !std::strchr(kKnownCodes, k[0]))
+      return InvalidArgument("invalid sort key \"" + k + "\" in --sort (use format letters "
+                             "such as i, P, t, p, u, -S)");
+    order.emplace_back(k[0], desc);
+  }
+  std::stable_sort(jobs.begin(), jobs.end(), [&](const pb::JobInfo& a, const pb::JobInfo& b) {
+    for (auto [code, desc] : order) {
+      auto na = NumericKey(code, a, now), nb = NumericKey(code, b, now);
+      int cmp = 0;
+      if (na && nb) {
+        cmp = *na < *nb ? -1 : *na > *nb ? 1 : 0;
+      } else {
+        std::string ta = JobCell(code, a, names, now).text, tb = JobCell(code, b, names, now).text;
+        cmp = ta.compare(tb);
+      }
+      if (cmp != 0) return desc ? cmp > 0 : cmp < 0;
+    }
+    return false;
+  });
+  return Status::Ok();
 }
 
 }  // namespace tessera::cli

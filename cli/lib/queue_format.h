@@ -7,7 +7,13 @@
 // %T state, %M elapsed, %l time limit, %L time left, %D nodes, %C cpus, %P partition,
 // %R reason or nodelist, %r reason, %N nodelist, %V submit, %S start, %e end, %a account,
 // %q qos, %b gres, %Q priority, %Z workdir, %o command, %k comment, %E dependency,
-// %f constraint, %y nice.
+// %f constraint, %y nice, %F array job id, %K array task id, %c min cpus, %m min memory,
+// %v reservation, %x excluded nodes, %B first allocated node, %p priority (0..1), %n requested
+// nodes. %i prints an array element as "1230_4" and a pending array as "1230_[5-15%4]"; %S is
+// the expected start for a pending job (N/A when the controller gave none).
+//
+// Long format (-O/--Format, squeue's): "Field[:[.]width]" comma separated, names
+// case-insensitive, default width 20, "." right-justifies; see kLongFields in queue_format.cc.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,6 +27,9 @@ namespace tessera::cli {
 
 inline constexpr char kDefaultQueueFormat[] = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 inline constexpr char kLongQueueFormat[] = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
+inline constexpr char kStartQueueFormat[] = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %R";
+// Codes of -O fields that have no one-letter form.
+inline constexpr char kCodeTasks = 1, kCodeTresAlloc = 2, kCodeGresAlloc = 3;
 
 struct QueueField {
   char code = 0;   // 0 for a literal-only piece
@@ -37,9 +46,18 @@ struct QueueFormat {
 // Errors: invalid format specification "%y" ... names the code.
 Result<QueueFormat> ParseQueueFormat(std::string_view fmt);
 
+// -O/--Format. Errors name the field: invalid field "Foo" in --Format.
+Result<QueueFormat> ParseQueueLongFormat(std::string_view fmt);
+
 // squeue's default order: partition, then state (pending first), then priority (high first),
 // then job id.
 void SortQueue(std::vector<tessera::v1::JobInfo>& jobs);
+// squeue -S: comma-separated format codes, each optionally prefixed "+" (ascending, default)
+// or "-" (descending), e.g. "-t,+i" or "P,-p". Errors name the bad key.
+Status SortQueueBy(std::vector<tessera::v1::JobInfo>& jobs, std::string_view keys,
+                   const IdNames& names, int64_t now);
+// squeue -r: a pending array remainder ("1230_[5-7]") becomes one line per index.
+std::vector<tessera::v1::JobInfo> ExpandArrayRecords(const std::vector<tessera::v1::JobInfo>& jobs);
 
 // The header line (with "\n") and one line per job.
 std::string FormatQueue(const std::vector<tessera::v1::JobInfo>& jobs, const QueueFormat& fmt,

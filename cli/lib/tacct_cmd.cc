@@ -4,6 +4,8 @@
 #include "cli/lib/acct_format.h"
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include "cli/lib/job_view.h"
+#include "cli/lib/queue_format.h"
 #include "cli/lib/text_util.h"
 #include "common/job_state.h"
 #include "cli/lib/time_spec.h"
@@ -18,6 +20,7 @@ users other than root see only their own jobs unless -u or -a is given.
 Selection:
   -j, --jobs=IDS              these jobs (comma-separated); no default time window
   -u, --user=USERS            jobs of these users (names or uids, comma-separated)
+  -A, --accounts=ACCOUNTS     jobs charged to these accounts (comma-separated)
   -a, --allusers              jobs of all users
   -s, --state=STATES          jobs in these states (names or codes: CD,F,CA,TO,NF,OOM,R,PD,...)
   -S, --starttime=TIME        jobs active at or after TIME (default: midnight today)
@@ -27,20 +30,28 @@ Selection:
   -X, --allocations           accepted for compatibility (Tessera records no job steps)
 Output:
   -o, --format=FIELDS         comma-separated fields, each optionally with %WIDTH; fields:
-                              JobID JobName Partition Account AllocCPUS State ExitCode Elapsed
-                              Start End Submit NodeList User UID Timelimit AllocTRES WorkDir
+                              Account AllocCPUS AllocNodes AllocTRES Comment Constraints
+                              DerivedExitCode Elapsed ElapsedRaw Eligible End ExitCode GID
+                              Group JobID JobIDRaw JobName MaxRSS MaxVMSize NCPUS NNodes
+                              NodeList NTasks Partition Priority QOS Reason ReqCPUS ReqMem
+                              ReqNodes ReqTRES Reservation Start State Submit SubmitLine
+                              Suspended SystemCPU Timelimit TimelimitRaw TotalCPU UID User
+                              UserCPU WorkDir (names are case-insensitive). MaxRSS, MaxVMSize
+                              and the CPU times are printed empty: Tessera does not record
+                              job steps yet. Array elements print as ARRAYID_INDEX.
                               (default JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode)
   -b, --brief                 JobID,State,ExitCode
   -n, --noheader              print no header lines
   -p, --parsable              '|' after every field
   -P, --parsable2             '|' between fields
+      --json                  print {"jobs":[...]} (the keys of tqueue --json) instead
   -h, --help                  show this help
   -V, --version               show the version
 Environment: TESSERA_CONF names the configuration file (default /etc/tessera/tessera.conf).
 )";
 
 enum Opt { kJobs = 1, kUser, kAllUsers, kState, kStart, kEnd, kAlloc, kFormat, kBrief,
-           kNoHeader, kParsable, kParsable2, kHelp, kVersion };
+           kNoHeader, kParsable, kParsable2, kHelp, kVersion, kAccounts, kJson };
 
 const std::vector<OptionSpec> kSpecs = {
     {"jobs", 'j', ArgKind::kRequired, kJobs},        {"user", 'u', ArgKind::kRequired, kUser},
@@ -50,13 +61,16 @@ const std::vector<OptionSpec> kSpecs = {
     {"brief", 'b', ArgKind::kNone, kBrief},          {"noheader", 'n', ArgKind::kNone, kNoHeader},
     {"parsable", 'p', ArgKind::kNone, kParsable},    {"parsable2", 'P', ArgKind::kNone, kParsable2},
     {"help", 'h', ArgKind::kNone, kHelp},            {"version", 'V', ArgKind::kNone, kVersion},
+    {"accounts", 'A', ArgKind::kRequired, kAccounts}, {"json", 0, ArgKind::kNone, kJson},
 };
 
 struct AcctArgs {
   pb::QueryAccountingRequest req;
   std::string fields = kDefaultAcctFields;
   AcctLayout layout = AcctLayout::kColumns;
-  bool header = true, all_users = false, start_given = false, help = false, version = false;
+  std::vector<std::string> accounts;
+  bool header = true, all_users = false, start_given = false, help = false, version = false,
+       json = false;
 };
 
 Status ApplyOption(CommandContext& ctx, const ParsedOption& o, AcctArgs& a) {
@@ -93,6 +107,10 @@ Status ApplyOption(CommandContext& ctx, const ParsedOption& o, AcctArgs& a) {
       return Status::Ok();
     }
     case kFormat: a.fields = *o.value; return Status::Ok();
+    case kAccounts:
+      for (const auto& acct : Split(*o.value, ',')) a.accounts.push_back(acct);
+      return Status::Ok();
+    case kJson: a.json = true; return Status::Ok();
     case kBrief: a.fields = kBriefAcctFields; return Status::Ok();
     case kAllUsers: a.all_users = true; return Status::Ok();
     case kNoHeader: a.header = false; return Status::Ok();
@@ -127,9 +145,14 @@ int RunTacct(CommandContext& ctx) {
   if (!api.ok()) return Fail(ctx, api.status().message());
   auto resp = (*api)->QueryAccounting(a.req);
   if (!resp.ok()) return Fail(ctx, resp.status().message());
-  std::vector<pb::JobInfo> jobs(resp->jobs().begin(), resp->jobs().end());
+  std::vector<pb::JobInfo> jobs;
+  for (const auto& j : resp->jobs())
+    if (a.accounts.empty() ||
+        std::find(a.accounts.begin(), a.accounts.end(), AccountOf(j)) != a.accounts.end())
+      jobs.push_back(j);
   std::stable_sort(jobs.begin(), jobs.end(),
                    [](const auto& x, const auto& y) { return x.job_id() < y.job_id(); });
+  if (a.json) return (*ctx.out << FormatQueueJson(jobs, *ctx.names, ctx.now), 0);
   *ctx.out << FormatAcct(jobs, *cols, a.layout, a.header, *ctx.names, ctx.now);
   return 0;
 }

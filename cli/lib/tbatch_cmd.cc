@@ -1,10 +1,14 @@
 // tbatch: submit a batch script (sbatch).
+#include <algorithm>
 #include <iterator>
+#include <set>
 #include <sstream>
 
 #include "cli/lib/batch_request.h"
 #include "cli/lib/batch_script.h"
 #include "cli/lib/command.h"
+#include "common/duration.h"
+#include "common/job_state.h"
 
 namespace tessera::cli {
 namespace {
@@ -21,44 +25,81 @@ Job description:
   -A, --account=ACCOUNT       account (queue) to charge
   -q, --qos=QOS               quality of service
   -t, --time=TIME             time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED
+      --time-min=TIME         the limit may be cut down to TIME to start earlier
   -b, --begin=TIME            start no earlier than TIME (now+60, now+1hour, 16:00,
                               2026-01-31T08:00, tomorrow, ...)
+      --deadline=TIME         cancel the job if it cannot end by TIME (same syntax)
+  -a, --array=INDICES         job array: 0-15, 1,3,5-7, 0-20:2, with %N = at most N at once
   -d, --dependency=EXPR       Slurm dependency expression (afterok:12, ...)
   -H, --hold                  submit held; start it later with `tcontrol release`
       --nice[=ADJ]            lower the priority by ADJ (default 100)
+      --priority=N            set the priority (administrators)
+      --reservation=NAME      run in this reservation
       --comment=TEXT          free-form comment
       --requeue               requeue the job after a node failure (the default)
       --no-requeue            never requeue the job
+  -k, --no-kill               keep the job running if one of its nodes fails
+      --signal=[{R|B}:]SIG[@SECS]
+                              send SIG SECS (default 60) before the time limit; B: only to the
+                              batch shell
+      --uid=USER              submit as USER (root only)
 Resources:
   -N, --nodes=N[-M]           number of nodes (minimum and optional maximum)
   -n, --ntasks=N              number of tasks (default: nodes x ntasks-per-node, or 1 per node)
-      --ntasks-per-node=N     tasks on each node
+      --ntasks-per-node=N     tasks on each node (also --tasks-per-node)
+      --ntasks-per-gpu=N      tasks per GPU (with --gpus-per-node or --gpus)
   -c, --cpus-per-task=N       cores per task (default 1)
-      --mem=SIZE              memory per node (4096, 500M, 16G, 1T; plain numbers are MiB)
-      --mem-per-cpu=SIZE      memory per allocated core (overrides --mem from a lower source)
+      --cpus-per-gpu=N        cores per allocated GPU
+      --mem=SIZE              memory per node (4096, 500M, 16G, 1T; plain numbers are MiB;
+                              0 = all of each node's memory)
+      --mem-per-cpu=SIZE      memory per allocated core
+      --mem-per-gpu=SIZE      memory per allocated GPU (--mem, --mem-per-cpu and --mem-per-gpu
+                              exclude each other; the one from the higher source wins)
       --gres=gpu[:TYPE][:N]   GPUs per node (only gpu GRES are supported)
       --gpus-per-node=[TYPE:]N  GPUs per node
+      --gpus-per-task=[TYPE:]N  GPUs per task
   -G, --gpus=[TYPE:]N         GPUs for the whole job, divided evenly among the tasks
   -C, --constraint=EXPR       required node features
   -w, --nodelist=HOSTLIST     run on these nodes
   -x, --exclude=HOSTLIST      never run on these nodes
       --exclusive             do not share nodes with other jobs
+      --switches=N[@TIME]     at most N leaf switches (wait at most TIME for them)
 Files and environment:
   -D, --chdir=DIR             working directory of the job (default: the current directory)
   -o, --output=PATTERN        standard output file (default slurm-%j.out; %j %x %u %A %a %N)
   -e, --error=PATTERN         standard error file (default: same as --output)
+  -i, --input=PATTERN         standard input file (default /dev/null)
+      --open-mode=append|truncate  how the output files are opened (default truncate)
       --export=ALL|NONE|[ALL,]VAR[=VALUE],...
                               environment exported to the job (default ALL)
+      --export-file=FILE      more VAR=VALUE lines (newline or NUL separated) to export
       --wrap=COMMAND          run COMMAND with /bin/sh instead of a script (command line only)
+Tessera-only options (#TESSERA lines or the command line; never #SBATCH):
+      --gpu-mem=SIZE          only GPUs with at least SIZE of memory
+      --task-group=NAME:COUNT[:KEY=VALUE,...]
+                              one task group (repeat for more); keys: cpus, mem (per task),
+                              gpus, gpu-model, tasks-per-node. Replaces the flat per-task
+                              options (-n, -c, --ntasks-per-node, --gpus-per-task, -G, ...)
 Submission:
-      --parsable              print only the job id
-      --test-only             validate the request with the controller; submit nothing
+      --parsable              print only the job id ("jobid", as sbatch on one cluster)
+      --test-only             validate the request with the controller and print when and where
+                              the job would start; submit nothing
+  -W, --wait                  wait for the job to end; exit with its exit code
   -Q, --quiet                 print no warnings
   -v, --verbose               accepted for compatibility
-Accepted and ignored (one warning each): --mail-type, --mail-user.
-Environment: SBATCH_ACCOUNT, SBATCH_CONSTRAINT, SBATCH_EXCLUSIVE, SBATCH_EXPORT, SBATCH_GPUS,
-  SBATCH_GPUS_PER_NODE, SBATCH_GRES, SBATCH_JOB_NAME, SBATCH_MEM_PER_CPU, SBATCH_MEM_PER_NODE,
-  SBATCH_NO_REQUEUE, SBATCH_PARTITION, SBATCH_QOS, SBATCH_REQUEUE, SBATCH_TIMELIMIT;
+Accepted and ignored (one warning each): --mail-type, --mail-user, --get-user-env, --wckey,
+  -L/--licenses, --hint, --ntasks-per-core, --ntasks-per-socket, --sockets-per-node,
+  --cores-per-socket, --threads-per-core, -B/--extra-node-info, --tmp, --kill-on-invalid-dep,
+  -m/--distribution, --mcs-label, --profile, --acctg-freq, --propagate, --gpu-bind, --gpu-freq,
+  --cpu-freq, --mem-bind, --spread-job, --use-min-nodes, -s/--oversubscribe, -O/--overcommit,
+  -S/--core-spec, --thread-spec, --network, --reboot, -M/--cluster(s), --bb, --bbf, --power,
+  --delay-boot, --container, --ignore-pbs, --gid, -K/--kill-command, -F/--nodefile, --mincpus,
+  --gres-flags.
+Environment: SBATCH_ACCOUNT, SBATCH_ARRAY_INX, SBATCH_CONSTRAINT, SBATCH_CPUS_PER_GPU,
+  SBATCH_EXCLUSIVE, SBATCH_EXPORT, SBATCH_GPUS, SBATCH_GPUS_PER_NODE, SBATCH_GPUS_PER_TASK,
+  SBATCH_GRES, SBATCH_JOB_NAME, SBATCH_MEM_PER_CPU, SBATCH_MEM_PER_GPU, SBATCH_MEM_PER_NODE,
+  SBATCH_NO_REQUEUE, SBATCH_OPEN_MODE, SBATCH_PARTITION, SBATCH_QOS, SBATCH_REQUEUE,
+  SBATCH_RESERVATION, SBATCH_SIGNAL, SBATCH_TIMELIMIT;
   TESSERA_CONF names the configuration file (default /etc/tessera/tessera.conf).
 Help:
   -h, --help                  show this help
@@ -88,6 +129,78 @@ Result<ScriptSource> LoadScript(CommandContext& ctx, const BatchCommandLine& cl)
   return src;
 }
 
+// --export-file: VAR=VALUE entries separated by newlines or NULs.
+Status AddExportFile(CommandContext& ctx, const std::string& path, pb::JobSpec& spec) {
+  auto text = ctx.read_file(AbsolutePath(path, ctx.cwd));
+  if (!text.ok()) return InvalidArgument("--export-file: " + text.status().message());
+  std::string entry;
+  int n = 0;
+  for (size_t i = 0; i <= text->size(); ++i) {
+    char c = i < text->size() ? (*text)[i] : '\n';
+    if (c != '\n' && c != '\0') {
+      entry += c;
+      continue;
+    }
+    ++n;
+    if (entry.empty()) continue;
+    size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return InvalidArgument("--export-file " + path + " entry " + std::to_string(n) +
+                             ": expected VAR=VALUE");
+    (*spec.mutable_env())[entry.substr(0, eq)] = entry.substr(eq + 1);
+    entry.clear();
+  }
+  return Status::Ok();
+}
+
+// --uid=USER|UID (root only).
+Status ApplyUid(CommandContext& ctx, const std::string& who, pb::JobSpec& spec) {
+  if (ctx.uid != 0) return PermissionDenied("--uid is only permitted for root");
+  auto uid = ctx.names->UserId(who);
+  if (!uid) {
+    auto n = ParseUint(who, "uid");
+    if (!n.ok() || *n > 0xFFFFFFFEull) return InvalidArgument("--uid: invalid user \"" + who + "\"");
+    uid = static_cast<uint32_t>(*n);
+  }
+  spec.set_uid(*uid);
+  return Status::Ok();
+}
+
+void PrintTestOnly(CommandContext& ctx, const pb::SubmitJobRequest& req,
+                   const pb::SubmitJobResponse& resp) {
+  const auto& spec = req.spec();
+  uint32_t cpus = resp.expected_cpus();
+  if (cpus == 0)
+    for (const auto& g : spec.task_groups()) cpus += g.count() * g.per_task().cpus();
+  std::string part = !resp.expected_partition().empty() ? resp.expected_partition()
+                     : spec.partition().empty()         ? "(default)"
+                                                        : spec.partition();
+  std::string when = resp.expected_start_time() ? FormatTimestamp(resp.expected_start_time())
+                                                : "an unknown time";
+  *ctx.err << ctx.prog << ": Job 0 to start at " << when << " using " << cpus
+           << " processors on nodes "
+           << (resp.expected_nodes().empty() ? "(not known yet)" : resp.expected_nodes())
+           << " in partition " << part << "\n";
+}
+
+// sbatch --wait: poll until the job has ended, then exit with its exit code.
+int WaitForJob(CommandContext& ctx, ControllerApi& api, uint64_t id) {
+  int64_t interval = 2;
+  for (;;) {
+    pb::GetJobRequest g;
+    g.set_job_id(id);
+    auto job = api.GetJob(g);
+    if (!job.ok()) return Fail(ctx, "--wait: job " + std::to_string(id) + ": " + job.status().message());
+    if (IsFinished(static_cast<JobState>(job->state()))) {
+      int code = job->exit_signal() ? 128 + job->exit_signal() : job->exit_code();
+      if (code == 0 && job->state() != pb::COMPLETED) code = 1;
+      return code;
+    }
+    if (!ctx.sleep(interval)) return Fail(ctx, "--wait: interrupted");
+    interval = std::min<int64_t>(interval * 2, 32);  // sbatch backs off up to 32 s
+  }
+}
+
 int Submit(CommandContext& ctx, const BatchOptions& opts, pb::SubmitJobRequest req) {
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());
@@ -96,12 +209,7 @@ int Submit(CommandContext& ctx, const BatchOptions& opts, pb::SubmitJobRequest r
   if (!opts.quiet)
     for (const auto& w : resp->warnings()) Warn(ctx, w);
   if (opts.test_only) {
-    const auto& spec = req.spec();
-    uint32_t cpus = 0;
-    for (const auto& g : spec.task_groups()) cpus += g.count() * g.per_task().cpus();
-    *ctx.err << ctx.prog << ": Job would be accepted: " << cpus << " processors in partition "
-             << (spec.partition().empty() ? "(default)" : spec.partition())
-             << " (--test-only: nothing submitted)\n";
+    PrintTestOnly(ctx, req, *resp);
     return 0;
   }
   if (opts.parsable) {
@@ -109,6 +217,8 @@ int Submit(CommandContext& ctx, const BatchOptions& opts, pb::SubmitJobRequest r
   } else {
     *ctx.out << "Submitted batch job " << resp->job_id() << "\n";
   }
+  ctx.out->flush();
+  if (opts.wait) return WaitForJob(ctx, **api, resp->job_id());
   return 0;
 }
 
@@ -128,10 +238,21 @@ int RunTbatch(CommandContext& ctx) {
   if (!script.ok()) return Fail(ctx, script.status().message());
   auto opts = ResolveBatchOptions(cl->options, script->text, ctx.env, ctx.now);
   if (!opts.ok()) return Fail(ctx, opts.status().message());
-  if (!opts->quiet)
-    for (const auto& w : opts->warnings) Warn(ctx, w);
+  if (!opts->quiet) {
+    std::set<std::string> seen;
+    for (const auto& w : opts->warnings)
+      if (seen.insert(w).second) Warn(ctx, w);
+  }
   auto spec = BuildJobSpec(*opts, *script, ctx.env, ctx.cwd);
   if (!spec.ok()) return Fail(ctx, spec.status().message());
+  if (opts->export_file) {
+    Status st = AddExportFile(ctx, *opts->export_file, *spec);
+    if (!st.ok()) return Fail(ctx, st.message());
+  }
+  if (opts->uid) {
+    Status st = ApplyUid(ctx, *opts->uid, *spec);
+    if (!st.ok()) return Fail(ctx, st.message());
+  }
   pb::SubmitJobRequest req;
   *req.mutable_spec() = std::move(*spec);
   req.set_test_only(opts->test_only);

@@ -1,10 +1,13 @@
 // tcancel: cancel or signal jobs (scancel).
 #include <cctype>
+#include <istream>
+#include <string>
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
 #include "cli/lib/signal_names.h"
 #include "cli/lib/text_util.h"
+#include "common/duration.h"
 #include "common/job_state.h"
 
 namespace tessera::cli {
@@ -20,16 +23,19 @@ Cancel jobs, or send them a signal, as scancel does. Prints nothing on success.
   -n, --name=NAME             jobs named NAME  (also --jobname)
   -p, --partition=PARTITION   jobs in PARTITION
   -t, --state=STATE           jobs in STATE (PENDING, RUNNING, SUSPENDED or their codes)
+  -b, --batch                 with --signal: signal only the batch shell, not its children
+  -i, --interactive           ask for confirmation (y/n on standard input) for each job id
   -Q, --quiet                 do not report jobs that could not be cancelled
   -v, --verbose               accepted for compatibility
   -h, --help                  show this help
   -V, --version               show the version
+Job ids: 1234, or an array element 1234_7 (1234 alone means the whole array).
 At least one job id or one filter is required. Exit status 1 when any job could not be
 cancelled. Environment: TESSERA_CONF names the configuration file.
 )";
 
 enum Opt { kSignal = 1, kUser, kMe, kName, kPartition, kState, kQuiet, kVerbose, kHelp,
-           kVersion };
+           kVersion, kBatch, kInteractive };
 
 const std::vector<OptionSpec> kSpecs = {
     {"signal", 's', ArgKind::kRequired, kSignal}, {"user", 'u', ArgKind::kRequired, kUser},
@@ -39,11 +45,14 @@ const std::vector<OptionSpec> kSpecs = {
     {"state", 't', ArgKind::kRequired, kState},   {"quiet", 'Q', ArgKind::kNone, kQuiet},
     {"verbose", 'v', ArgKind::kNone, kVerbose},   {"help", 'h', ArgKind::kNone, kHelp},
     {"version", 'V', ArgKind::kNone, kVersion},
+    {"batch", 'b', ArgKind::kNone, kBatch},
+    {"interactive", 'i', ArgKind::kNone, kInteractive},
 };
 
 struct CancelArgs {
   pb::CancelJobRequest req;
-  bool quiet = false, help = false, version = false;
+  std::vector<std::pair<uint64_t, uint32_t>> elements;  // 1234_7 -> {1234, 7}
+  bool quiet = false, help = false, version = false, interactive = false;
 };
 
 Status ApplyOption(CommandContext& ctx, const ParsedOption& o, CancelArgs& a) {
@@ -79,6 +88,8 @@ Status ApplyOption(CommandContext& ctx, const ParsedOption& o, CancelArgs& a) {
       return Status::Ok();
     }
     case kQuiet: a.quiet = true; return Status::Ok();
+    case kBatch: a.req.set_batch_only(true); return Status::Ok();
+    case kInteractive: a.interactive = true; return Status::Ok();
     case kHelp: a.help = true; return Status::Ok();
     case kVersion: a.version = true; return Status::Ok();
     default: return Status::Ok();
@@ -94,6 +105,70 @@ std::string ErrorLine(const std::string& e) {
   return id_first ? "Kill job error on job id " + e : e;
 }
 
+// "12,13", "1234_7": plain ids into the request, array elements into `elements`.
+Status AddJobIds(const std::string& arg, CancelArgs& a) {
+  for (const std::string& piece : Split(arg, ',')) {
+    size_t us = piece.find('_');
+    auto id = ParseUint(piece.substr(0, us), "job id");
+    if (!id.ok() || *id == 0) return InvalidArgument("Invalid job id " + piece);
+    if (us == std::string::npos) {
+      a.req.add_job_ids(*id);
+      continue;
+    }
+    auto idx = ParseUint(piece.substr(us + 1), "index");
+    if (!idx.ok() || *idx > 0xFFFFFFFFull) return InvalidArgument("Invalid job id " + piece);
+    a.elements.emplace_back(*id, static_cast<uint32_t>(*idx));
+  }
+  return Status::Ok();
+}
+
+// Array elements -> their own job ids (each element is a job of its own in the controller).
+// Returns the error lines for elements that do not exist.
+std::vector<std::string> ResolveElements(ControllerApi& api, CancelArgs& a) {
+  std::vector<std::string> errors;
+  if (a.elements.empty()) return errors;
+  pb::ListJobsRequest lr;
+  auto jobs = api.ListJobs(lr);
+  for (auto [array_id, index] : a.elements) {
+    uint64_t found = 0;
+    if (jobs.ok())
+      for (const auto& j : jobs->jobs())
+        if (j.array_job_id() == array_id && j.array_task_str().empty() &&
+            j.array_task_id() == index)
+          found = j.job_id();
+    std::string text = std::to_string(array_id) + "_" + std::to_string(index);
+    if (found) {
+      a.req.add_job_ids(found);
+    } else {
+      errors.push_back("Kill job error on job id " + text + ": Invalid job id specified");
+    }
+  }
+  return errors;
+}
+
+// -i: "Cancel job_id=12 name=x partition=debug [y/n]? " per job; keeps those answered y.
+Status Confirm(CommandContext& ctx, ControllerApi& api, CancelArgs& a) {
+  std::vector<uint64_t> keep;
+  for (uint64_t id : a.req.job_ids()) {
+    pb::GetJobRequest g;
+    g.set_job_id(id);
+    auto job = api.GetJob(g);
+    std::string name = job.ok() ? job->spec().name() : "?";
+    std::string part = job.ok() ? (job->partition().empty() ? job->spec().partition()
+                                                            : job->partition())
+                                : "?";
+    *ctx.out << "Cancel job_id=" << id << " name=" << name << " partition=" << part
+             << " [y/n]? ";
+    ctx.out->flush();
+    std::string answer;
+    if (!std::getline(*ctx.in, answer)) answer.clear();
+    if (!answer.empty() && (answer[0] == 'y' || answer[0] == 'Y')) keep.push_back(id);
+  }
+  a.req.clear_job_ids();
+  for (uint64_t id : keep) a.req.add_job_ids(id);
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunTcancel(CommandContext& ctx) {
@@ -107,21 +182,29 @@ int RunTcancel(CommandContext& ctx) {
   if (a.help) return (*ctx.out << kUsage, 0);
   if (a.version) return (*ctx.out << VersionLine() << "\n", 0);
   for (const auto& p : parsed->positionals) {
-    auto ids = ParseJobIdList(p);
-    if (!ids.ok()) return Fail(ctx, "Invalid job id " + p);
-    for (uint64_t id : *ids) a.req.add_job_ids(id);
+    Status st = AddJobIds(p, a);
+    if (!st.ok()) return Fail(ctx, st.message());
   }
   const auto& r = a.req;
-  if (r.job_ids().empty() && r.user().empty() && r.name().empty() && r.partition().empty() &&
-      r.state() == pb::JOB_STATE_UNSPECIFIED)
+  if (r.job_ids().empty() && a.elements.empty() && r.user().empty() && r.name().empty() &&
+      r.partition().empty() && r.state() == pb::JOB_STATE_UNSPECIFIED)
     return Fail(ctx, "No job identification provided (see tcancel --help)");
+  if (r.batch_only() && r.signal() == 0)
+    return Fail(ctx, "--batch needs --signal (see tcancel --help)");
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());
-  auto resp = (*api)->CancelJob(a.req);
-  if (!resp.ok()) return Fail(ctx, resp.status().message());
+  std::vector<std::string> errors = ResolveElements(**api, a);
+  if (a.interactive) (void)Confirm(ctx, **api, a);
+  bool asked = !a.req.job_ids().empty() || a.elements.empty();
+  if (a.interactive && a.req.job_ids().empty()) asked = false;
+  if (asked) {
+    auto resp = (*api)->CancelJob(a.req);
+    if (!resp.ok()) return Fail(ctx, resp.status().message());
+    for (const auto& e : resp->errors()) errors.push_back(ErrorLine(e));
+  }
   if (!a.quiet)
-    for (const auto& e : resp->errors()) Fail(ctx, ErrorLine(e));
-  return resp->errors().empty() ? 0 : 1;
+    for (const auto& e : errors) Fail(ctx, e);
+  return errors.empty() ? 0 : 1;
 }
 
 }  // namespace tessera::cli

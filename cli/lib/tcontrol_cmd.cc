@@ -1,10 +1,12 @@
 // tcontrol: show and change jobs, nodes and partitions (scontrol).
 #include <algorithm>
+#include <map>
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
 #include "cli/lib/show_format.h"
 #include "cli/lib/text_util.h"
+#include "common/config_file.h"
 #include "common/duration.h"
 
 namespace tessera::cli {
@@ -17,11 +19,19 @@ Commands:
   show job [JOBID] [--events]   one job (or all jobs); --events prints its event log
   show node [NODENAME]          one node (or all nodes)
   show partition [NAME]         one partition (or all partitions)
+  show config                   the effective settings of the LOCAL configuration file
+                                ($TESSERA_CONF or /etc/tessera/tessera.conf), read by this
+                                command, not asked from the controller (no RPC for it yet)
+  show qos | qos                QoS: prints that none is configured (Tessera has no QoS yet)
+  suspend JOBID[,JOBID...]      stop running jobs (administrators)
+  resume JOBID[,JOBID...]       continue suspended jobs (a node name instead of job ids
+                                resumes nodes, see below)
   hold JOBID[,JOBID...]         keep pending jobs from starting
   release JOBID[,JOBID...]      undo hold
   requeue JOBID[,JOBID...]      put jobs back in the queue
   update job JOBID KEY=VALUE... change a job: TimeLimit=TIME, Comment=TEXT, Nice=N,
-                                Priority=N (admins); also "update JobId=JOBID ..."
+                                Priority=N (admins), Partition=NAME and NumNodes=N (pending
+                                jobs); also "update JobId=JOBID ..."
   update node HOSTLIST State=DRAIN|RESUME|DOWN [Reason=TEXT]
                                 drain, resume or down nodes (a reason is required for DRAIN and
                                 DOWN); also "update NodeName=HOSTLIST ..."
@@ -29,6 +39,7 @@ Commands:
   resume HOSTLIST               the same as update node HOSTLIST State=RESUME
   reconfigure                   make the controller re-read its configuration files
   ping                          check that the controller answers
+  sdiag                         scheduler and RPC statistics (as sdiag)
   version                       show the version
 Options:
   -o, --oneliner                print each record of "show" on one line
@@ -148,14 +159,14 @@ int ShowPartitions(CommandContext& ctx, ControllerApi& api, const ControlArgs& a
 }
 
 int Show(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
-  if (a.words.size() < 2) return Fail(ctx, "show what? (job, node or partition)");
+  if (a.words.size() < 2) return Fail(ctx, "show what? (job, node, partition, config or qos)");
   std::string what = ToLower(a.words[1]);
   if (what.size() > 1 && what.back() == 's') what.pop_back();  // jobs, nodes, partitions
   if (a.words.size() > 3) return Fail(ctx, "too many arguments for show " + what);
   if (what == "job") return ShowJobs(ctx, api, a);
   if (what == "node") return ShowNodes(ctx, api, a);
   if (what == "partition") return ShowPartitions(ctx, api, a);
-  return Fail(ctx, "invalid entity \"" + a.words[1] + "\" for show (job, node or partition)");
+  return Fail(ctx, "invalid entity \"" + a.words[1] + "\" for show (job, node, partition, config or qos)");
 }
 
 int JobAction(CommandContext& ctx, ControllerApi& api, const ControlArgs& a,
@@ -190,9 +201,17 @@ Status ApplyJobKey(const KeyValue& kv, pb::UpdateJobRequest& req) {
     int32_t val = static_cast<int32_t>(neg ? -static_cast<int64_t>(*n) : *n);
     if (kv.key == "nice") req.set_nice(val);
     else req.set_priority(val);
+  } else if (kv.key == "partition") {
+    if (kv.value.empty()) return InvalidArgument("empty Partition");
+    req.set_partition(kv.value);
+  } else if (kv.key == "numnodes") {
+    auto n = ParseUint(kv.value, "NumNodes");
+    if (!n.ok() || *n == 0 || *n > 100000)
+      return InvalidArgument("invalid NumNodes value \"" + kv.value + "\"");
+    req.set_num_nodes(static_cast<uint32_t>(*n));
   } else {
     return InvalidArgument("update of this parameter is not supported: " + kv.key + "=" +
-                           kv.value + " (TimeLimit, Comment, Nice, Priority)");
+                           kv.value + " (TimeLimit, Comment, Nice, Priority, Partition, NumNodes)");
   }
   return Status::Ok();
 }
@@ -204,7 +223,9 @@ int UpdateJob(CommandContext& ctx, ControllerApi& api, const std::string& id_tex
   pb::UpdateJobRequest proto;
   proto.set_action(pb::UpdateJobRequest::SET);
   proto.set_priority(-1);
-  if (kvs.empty()) return Fail(ctx, "nothing to update (TimeLimit=, Comment=, Nice=, Priority=)");
+  if (kvs.empty())
+    return Fail(ctx, "nothing to update (TimeLimit=, Comment=, Nice=, Priority=, Partition=, "
+                     "NumNodes=)");
   for (const auto& kv : kvs) {
     Status st = ApplyJobKey(kv, proto);
     if (!st.ok()) return Fail(ctx, st.message());
@@ -292,8 +313,56 @@ int Ping(CommandContext& ctx, ControllerApi& api) {
   return 0;
 }
 
+int Sdiag(CommandContext& ctx, ControllerApi& api) {
+  auto d = api.Diagnostics({});
+  if (!d.ok()) return Fail(ctx, "sdiag: " + d.status().message());
+  auto line = [&](const std::string& k, const std::string& v) {
+    *ctx.out << PadField(k + ":", 28, false, false) << v << "\n";
+  };
+  *ctx.out << "*******************************************************\n"
+           << "sdiag output at " << FormatTimestamp(d->server_time()) << "\n"
+           << "Data since      " << FormatTimestamp(d->start_time()) << "\n"
+           << "*******************************************************\n";
+  line("Jobs submitted", std::to_string(d->jobs_submitted()));
+  line("Jobs started", std::to_string(d->jobs_started()));
+  line("Jobs completed", std::to_string(d->jobs_completed()));
+  line("Jobs canceled", std::to_string(d->jobs_canceled()));
+  line("Jobs failed", std::to_string(d->jobs_failed()));
+  line("Jobs pending", std::to_string(d->jobs_pending()));
+  line("Jobs running", std::to_string(d->jobs_running()));
+  *ctx.out << "\nMain schedule statistics (microseconds):\n";
+  line("\tTotal cycles", std::to_string(d->schedule_cycles()));
+  line("\tLast cycle", std::to_string(d->schedule_cycle_last_us()));
+  line("\tMax cycle", std::to_string(d->schedule_cycle_max_us()));
+  line("\tMean cycle", std::to_string(d->schedule_cycle_mean_us()));
+  line("\tBackfilled jobs", std::to_string(d->backfilled_jobs()));
+  *ctx.out << "\nRemote Procedure Call statistics by message type\n";
+  for (const auto& r : d->rpc_stats())
+    *ctx.out << "\t" << r.name() << " count:" << r.count() << " ave_time:"
+             << (r.count() ? r.total_time_us() / r.count() : 0)
+             << " total_time:" << r.total_time_us() << "\n";
+  *ctx.out << "\nRemote Procedure Call statistics by user\n";
+  for (const auto& u : d->user_stats())
+    *ctx.out << "\t" << UserLabel(*ctx.names, u.uid()) << "(" << u.uid() << ") count:" << u.count()
+             << " ave_time:" << (u.count() ? u.total_time_us() / u.count() : 0)
+             << " total_time:" << u.total_time_us() << "\n";
+  return 0;
+}
+
+// "resume 12,13" resumes jobs; "resume n[1-2]" resumes nodes (Tessera's shorthand).
+bool AllJobIds(const std::vector<std::string>& words) {
+  if (words.size() < 2) return false;
+  for (size_t i = 1; i < words.size(); ++i)
+    if (!ParseJobIdList(words[i]).ok()) return false;
+  return true;
+}
+
 int Dispatch(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
   std::string cmd = ToLower(a.words[0]);
+  if (cmd == "suspend") return JobAction(ctx, api, a, pb::UpdateJobRequest::SUSPEND);
+  if (cmd == "resume" && AllJobIds(a.words))
+    return JobAction(ctx, api, a, pb::UpdateJobRequest::RESUME);
+  if (cmd == "sdiag") return Sdiag(ctx, api);
   if (cmd == "show") return Show(ctx, api, a);
   if (cmd == "hold") return JobAction(ctx, api, a, pb::UpdateJobRequest::HOLD);
   if (cmd == "release") return JobAction(ctx, api, a, pb::UpdateJobRequest::RELEASE);
@@ -313,9 +382,51 @@ int Dispatch(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
 
 bool KnownCommand(const std::string& cmd) {
   static const char* kCommands[] = {"show", "hold", "release", "requeue", "update",
-                                    "drain", "resume", "ping", "reconfigure"};
+                                    "drain", "resume", "ping", "reconfigure", "suspend",
+                                    "sdiag", "qos"};
   return std::any_of(std::begin(kCommands), std::end(kCommands),
                      [&](const char* c) { return cmd == c; });
+}
+
+// show config: the local file's settings, later lines winning, as "Key = Value" lines.
+int ShowConfig(CommandContext& ctx) {
+  auto it = ctx.env.find("TESSERA_CONF");
+  std::string path = it != ctx.env.end() && !it->second.empty() ? it->second
+                                                                : "/etc/tessera/tessera.conf";
+  auto text = ctx.read_file(path);
+  if (!text.ok()) return Fail(ctx, "cannot read " + path + ": " + text.status().message());
+  auto lines = ParseConfigText(*text, path);
+  if (!lines.ok()) return Fail(ctx, lines.status().message());
+  std::map<std::string, std::pair<std::string, std::string>> settings;  // lower -> raw, value
+  std::map<std::string, int> records;                                    // NodeName -> count
+  for (const auto& l : *lines) {
+    if (l.pairs.empty()) continue;
+    const auto& first = l.pairs[0];
+    if (first.key == "nodename" || first.key == "partitionname" || first.key == "name") {
+      ++records[first.raw_key];
+      continue;
+    }
+    for (const auto& p : l.pairs) settings[p.key] = {p.raw_key, p.value};
+  }
+  *ctx.out << "Configuration data from " << path
+           << " (read locally; the controller uses it after `tcontrol reconfigure`)\n";
+  for (const auto& [k, rv] : settings)
+    *ctx.out << PadField(rv.first, 23, false, false) << " = " << rv.second << "\n";
+  for (const auto& [k, n] : records)
+    *ctx.out << PadField(k + " lines", 23, false, false) << " = " << n << "\n";
+  return 0;
+}
+
+// Commands answered without the controller; -1 = not one of them.
+int LocalCommand(CommandContext& ctx, const ControlArgs& a) {
+  std::string cmd = ToLower(a.words[0]);
+  std::string what = a.words.size() > 1 ? ToLower(a.words[1]) : "";
+  if (cmd == "show" && (what == "config" || what == "conf")) return ShowConfig(ctx);
+  if (cmd == "qos" || (cmd == "show" && what == "qos")) {
+    *ctx.out << "QoS: not configured (Tessera has no QoS yet; --qos is recorded on jobs)\n";
+    return 0;
+  }
+  return -1;
 }
 
 }  // namespace
@@ -341,6 +452,7 @@ int RunTcontrol(CommandContext& ctx) {
     return Fail(ctx, "invalid command \"" + a.words[0] + "\" (see tcontrol --help)");
   if (a.events && ToLower(a.words[0]) != "show")
     return Fail(ctx, "--events is only valid with show job");
+  if (int rc = LocalCommand(ctx, a); rc >= 0) return rc;
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());
   return Dispatch(ctx, **api, a);

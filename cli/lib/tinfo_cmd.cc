@@ -1,6 +1,10 @@
 // tinfo: partitions and nodes (sinfo).
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include <map>
+#include <set>
+
+#include "cli/lib/gpu_view.h"
 #include "cli/lib/info_format.h"
 #include "cli/lib/text_util.h"
 
@@ -16,7 +20,14 @@ Show partitions and nodes, as sinfo does.
                               NODELIST   NODES PARTITION STATE
   -R, --list-reasons          why nodes are down, drained or failed:
                               REASON USER TIMESTAMP NODELIST
+      --gpus                  the GPU pool: one line per GPU node, one character per GPU
+                              (. free, # allocated, X unhealthy, - on a drained/down node,
+                              m/M MIG idle/in use), the job of each allocated GPU, MIG
+                              layouts, then a summary
   -p, --partition=PARTITIONS  only these partitions (comma-separated)
+  -t, --states=STATES         only nodes in these states (idle, mix, alloc, drng, drain, down,
+                              fail, unk, or their long names; comma-separated)
+      --json                  print {"partitions":[...],"nodes":[...]} (JSON)
   -h, --noheader              print no header line
       --help                  show this help
   -V, --version               show the version
@@ -25,7 +36,7 @@ unk (never registered). The default partition is marked with '*'.
 Environment: TESSERA_CONF names the configuration file (default /etc/tessera/tessera.conf).
 )";
 
-enum Opt { kNode = 1, kReasons, kPartition, kNoHeader, kHelp, kVersion };
+enum Opt { kNode = 1, kReasons, kPartition, kNoHeader, kHelp, kVersion, kGpus, kStates, kJson };
 
 const std::vector<OptionSpec> kSpecs = {
     {"Node", 'N', ArgKind::kNone, kNode},
@@ -34,7 +45,61 @@ const std::vector<OptionSpec> kSpecs = {
     {"noheader", 'h', ArgKind::kNone, kNoHeader},
     {"help", 0, ArgKind::kNone, kHelp},
     {"version", 'V', ArgKind::kNone, kVersion},
+    {"gpus", 0, ArgKind::kNone, kGpus},
+    {"states", 't', ArgKind::kRequired, kStates},
+    {"json", 0, ArgKind::kNone, kJson},
 };
+
+// sinfo -t names -> the compact state names NodeStateCompact prints.
+Result<std::set<std::string>> ParseNodeStates(const std::string& list) {
+  static const std::map<std::string, std::string> kNames = {
+      {"idle", "idle"},       {"mix", "mix"},       {"mixed", "mix"},   {"alloc", "alloc"},
+      {"allocated", "alloc"}, {"drng", "drng"},     {"draining", "drng"}, {"drain", "drain"},
+      {"drained", "drain"},   {"down", "down"},     {"fail", "fail"},   {"unk", "unk"},
+      {"unknown", "unk"}};
+  std::set<std::string> out;
+  for (const auto& s : Split(list, ',')) {
+    auto it = kNames.find(ToLower(s));
+    if (it == kNames.end()) return InvalidArgument("invalid node state specified: " + s);
+    out.insert(it->second);
+    if (it->second == "drain") out.insert("drng");  // sinfo: drain matches draining too
+  }
+  return out;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string InfoJson(const std::vector<pb::PartitionInfo>& parts, const std::vector<pb::NodeInfo>& nodes) {
+  std::string out = "{\"partitions\":[";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const auto& p = parts[i];
+    out += std::string(i ? "," : "") + "{\"name\":" + JsonString(p.name()) +
+           ",\"default\":" + (p.is_default() ? "true" : "false") + ",\"up\":" +
+           (p.up() ? "true" : "false") + ",\"max_time_s\":" + std::to_string(p.max_time_s()) +
+           ",\"nodes\":" + JsonString(p.nodes()) + ",\"total_nodes\":" +
+           std::to_string(p.total_nodes()) + ",\"total_cpus\":" + std::to_string(p.total_cpus()) + "}";
+  }
+  out += "],\"nodes\":[";
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    out += std::string(i ? "," : "") + "{\"name\":" + JsonString(n.name()) + ",\"state\":" +
+           JsonString(NodeStateLong(n)) + ",\"reason\":" + JsonString(n.reason()) +
+           ",\"cpus\":" + std::to_string(n.cpus()) + ",\"alloc_cpus\":" +
+           std::to_string(n.alloc_cpus()) + ",\"real_memory_mib\":" +
+           std::to_string(n.real_memory_mib()) + ",\"alloc_memory_mib\":" +
+           std::to_string(n.alloc_memory_mib()) + ",\"gpus\":" + std::to_string(n.gpus_size()) +
+           ",\"alloc_gpus\":" + std::to_string(n.alloc_gpu_indices_size()) + "}";
+  }
+  return out + "]}\n";
+}
 
 }  // namespace
 
@@ -42,7 +107,8 @@ int RunTinfo(CommandContext& ctx) {
   auto parsed = ParseArgs(ctx.args, kSpecs, false);
   if (!parsed.ok()) return Fail(ctx, parsed.status().message() + " (see tinfo --help)");
   InfoOptions opts;
-  bool help = false, version = false;
+  bool help = false, version = false, gpus = false, json = false;
+  std::set<std::string> states;
   for (const auto& o : parsed->options) {
     switch (o.id) {
       case kNode: opts.node_oriented = true; break;
@@ -51,6 +117,14 @@ int RunTinfo(CommandContext& ctx) {
         for (const auto& p : Split(*o.value, ',')) opts.partitions.push_back(p);
         break;
       case kNoHeader: opts.header = false; break;
+      case kGpus: gpus = true; break;
+      case kJson: json = true; break;
+      case kStates: {
+        auto st = ParseNodeStates(*o.value);
+        if (!st.ok()) return Fail(ctx, st.status().message());
+        states.insert(st->begin(), st->end());
+        break;
+      }
       case kHelp: help = true; break;
       case kVersion: version = true; break;
     }
@@ -71,7 +145,21 @@ int RunTinfo(CommandContext& ctx) {
     if (!known) return Fail(ctx, "invalid partition name specified: " + want);
   }
   std::vector<pb::PartitionInfo> pv(parts->partitions().begin(), parts->partitions().end());
-  std::vector<pb::NodeInfo> nv(nodes->nodes().begin(), nodes->nodes().end());
+  std::vector<pb::NodeInfo> nv;
+  for (const auto& n : nodes->nodes())
+    if (states.empty() || states.count(NodeStateCompact(n.state()))) nv.push_back(n);
+  if (json) return (*ctx.out << InfoJson(pv, nv), 0);
+  if (gpus) {
+    pb::ListJobsRequest lr;
+    lr.add_states(pb::RUNNING);
+    lr.add_states(pb::SUSPENDED);
+    lr.add_states(pb::COMPLETING);
+    auto jobs = (*api)->ListJobs(lr);
+    if (!jobs.ok()) return Fail(ctx, jobs.status().message());
+    std::vector<pb::JobInfo> jv(jobs->jobs().begin(), jobs->jobs().end());
+    *ctx.out << FormatGpuPool(nv, jv);
+    return 0;
+  }
   *ctx.out << FormatInfo(pv, nv, opts);
   return 0;
 }

@@ -7,6 +7,8 @@
 #include "cli/lib/command.h"
 #include "cli/lib/queue_format.h"
 #include "cli/lib/text_util.h"
+#include "common/duration.h"
+#include "common/hostlist.h"
 #include "common/job_state.h"
 
 namespace tessera::cli {
@@ -24,6 +26,9 @@ Filters (comma-separated lists; a job must match every filter given):
   -p, --partition=PARTITIONS  jobs in these partitions
   -A, --account=ACCOUNTS      jobs charged to these accounts
   -n, --name=NAMES            jobs with these names
+  -q, --qos=QOS               jobs with these QOS
+  -w, --nodelist=HOSTLIST     jobs running on any of these nodes
+      --start                 pending jobs with their expected start times (N/A = not known)
 Output:
   -o, --format=FORMAT         squeue format, e.g. "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
                               "%[.][width]c": "." right-justifies, width pads and cuts
@@ -32,7 +37,24 @@ Output:
                               %D nodes, %C cpus, %P partition, %R reason or nodes, %r reason,
                               %N nodes, %V submit time, %S start time, %e end time, %a account,
                               %q qos, %b GPUs per node, %Q priority, %Z workdir, %o command,
-                              %k comment, %E dependency, %f features, %y nice, %% a literal %
+                              %k comment, %E dependency, %f features, %y nice, %F array job
+                              id, %K array task id, %c min cpus, %m min memory, %v reservation,
+                              %x excluded nodes, %B exec host, %p priority (0..1), %n requested
+                              nodes, %% a literal %
+  -O, --Format=FIELDS         squeue long fields "Field[:[.]width],..." (default width 20,
+                              "." right-justifies): JobID JobArrayID ArrayJobID ArrayTaskID Name
+                              UserName UserID GroupName GroupID State StateCompact Partition
+                              TimeUsed TimeLimit TimeLeft NumNodes NumCPUs NumTasks NodeList
+                              Reason ReasonList SubmitTime StartTime EndTime Priority
+                              PriorityLong Account QOS WorkDir Command Comment Dependency
+                              Feature Nice tres-per-node Gres tres-alloc GresAlloc Reservation
+                              ExcNodes BatchHost MinCpus MinMemory ReqNodes
+  -S, --sort=KEYS             sort by format letters, each with + (ascending, default) or -
+                              (descending), e.g. "-t,+i" or "P,-p" (default: partition, state,
+                              priority, job id)
+  -r, --array                 one line per array element (pending arrays are otherwise shown
+                              as one line: 1230_[5-15%4])
+  -i, --iterate=SECONDS       print the queue again every SECONDS until interrupted
   -l, --long                  long format (state names, time limit) with a date line
   -h, --noheader              print no header line
       --json                  print {"jobs":[...]} (JSON) instead of columns
@@ -43,7 +65,8 @@ Environment: TESSERA_CONF names the configuration file (default /etc/tessera/tes
 )";
 
 enum Opt { kUser = 1, kMe, kJobs, kStates, kPartition, kAccount, kName, kFormat, kLong,
-           kNoHeader, kJson, kAll, kHelp, kVersion };
+           kNoHeader, kJson, kAll, kHelp, kVersion, kQos, kNodes, kStart, kLongFormat, kSort,
+           kArray, kIterate };
 
 const std::vector<OptionSpec> kSpecs = {
     {"user", 'u', ArgKind::kRequired, kUser},       {"me", 0, ArgKind::kNone, kMe},
@@ -53,13 +76,18 @@ const std::vector<OptionSpec> kSpecs = {
     {"format", 'o', ArgKind::kRequired, kFormat},   {"long", 'l', ArgKind::kNone, kLong},
     {"noheader", 'h', ArgKind::kNone, kNoHeader},   {"json", 0, ArgKind::kNone, kJson},
     {"all", 'a', ArgKind::kNone, kAll},             {"help", 0, ArgKind::kNone, kHelp},
-    {"version", 'V', ArgKind::kNone, kVersion},
+    {"version", 'V', ArgKind::kNone, kVersion},      {"qos", 'q', ArgKind::kRequired, kQos},
+    {"nodelist", 'w', ArgKind::kRequired, kNodes},   {"start", 0, ArgKind::kNone, kStart},
+    {"Format", 'O', ArgKind::kRequired, kLongFormat}, {"sort", 'S', ArgKind::kRequired, kSort},
+    {"array", 'r', ArgKind::kNone, kArray},         {"iterate", 'i', ArgKind::kRequired, kIterate},
 };
 
 struct QueueArgs {
   pb::ListJobsRequest req;
-  std::set<std::string> names;
-  std::string format;
+  std::set<std::string> names, qos, nodes;
+  std::string format, long_format, sort;
+  int64_t iterate = 0;
+  bool start = false, array = false;
   bool long_view = false, header = true, json = false, help = false, version = false,
        states_given = false;
 };
@@ -104,6 +132,26 @@ Status ApplyOption(CommandContext& ctx, const ParsedOption& o, QueueArgs& a) {
       for (const auto& n : Split(*o.value, ',')) a.names.insert(n);
       return Status::Ok();
     case kFormat: a.format = *o.value; return Status::Ok();
+    case kLongFormat: a.long_format = *o.value; return Status::Ok();
+    case kSort: a.sort = *o.value; return Status::Ok();
+    case kStart: a.start = true; return Status::Ok();
+    case kArray: a.array = true; return Status::Ok();
+    case kQos:
+      for (const auto& q : Split(*o.value, ',')) a.qos.insert(q);
+      return Status::Ok();
+    case kNodes: {
+      auto hosts = ExpandHostlist(*o.value);
+      if (!hosts.ok()) return InvalidArgument("invalid --nodelist \"" + *o.value + "\"");
+      a.nodes.insert(hosts->begin(), hosts->end());
+      return Status::Ok();
+    }
+    case kIterate: {
+      auto n = ParseUint(*o.value, "seconds");
+      if (!n.ok() || *n == 0 || *n > 86400)
+        return InvalidArgument("invalid --iterate value \"" + *o.value + "\" (seconds, 1-86400)");
+      a.iterate = static_cast<int64_t>(*n);
+      return Status::Ok();
+    }
     case kLong: a.long_view = true; return Status::Ok();
     case kNoHeader: a.header = false; return Status::Ok();
     case kJson: a.json = true; return Status::Ok();
@@ -118,6 +166,16 @@ bool In(const C& c, const V& v) {
   return c.empty() || std::find(c.begin(), c.end(), v) != c.end();
 }
 
+bool OnNodes(const pb::JobInfo& j, const std::set<std::string>& nodes) {
+  for (const auto& al : j.alloc())
+    if (nodes.count(al.node())) return true;
+  auto hosts = ExpandHostlist(j.nodelist());
+  if (hosts.ok())
+    for (const auto& h : *hosts)
+      if (nodes.count(h)) return true;
+  return false;
+}
+
 // The server filters too; filtering again keeps the output right whatever it returns.
 std::vector<pb::JobInfo> Filter(const pb::ListJobsResponse& resp, const QueueArgs& a) {
   std::vector<pb::JobInfo> jobs;
@@ -127,7 +185,9 @@ std::vector<pb::JobInfo> Filter(const pb::ListJobsResponse& resp, const QueueArg
       continue;
     std::string part = j.partition().empty() ? j.spec().partition() : j.partition();
     std::string acct = j.account().empty() ? j.spec().account() : j.account();
-    if (!In(a.req.partitions(), part) || !In(a.req.accounts(), acct)) continue;
+    if (!In(a.req.partitions(), part) || !In(a.req.accounts(), acct) || !In(a.qos, j.spec().qos()))
+      continue;
+    if (!a.nodes.empty() && !OnNodes(j, a.nodes)) continue;
     jobs.push_back(j);
   }
   return jobs;
@@ -140,6 +200,20 @@ std::string DateLine(int64_t now) {
   char buf[64];
   std::strftime(buf, sizeof buf, "%a %b %e %H:%M:%S %Y", &tm);
   return std::string(buf) + "\n";
+}
+
+int PrintOnce(CommandContext& ctx, ControllerApi& api, const QueueArgs& a, const QueueFormat& fmt) {
+  auto resp = api.ListJobs(a.req);
+  if (!resp.ok()) return Fail(ctx, resp.status().message());
+  std::vector<pb::JobInfo> jobs = Filter(*resp, a);
+  if (a.array) jobs = ExpandArrayRecords(jobs);
+  SortQueue(jobs);
+  if (!a.sort.empty()) (void)SortQueueBy(jobs, a.sort, *ctx.names, ctx.now);
+  if (a.json) return (*ctx.out << FormatQueueJson(jobs, *ctx.names, ctx.now), 0);
+  if (a.long_view || a.iterate) *ctx.out << DateLine(ctx.now);
+  *ctx.out << FormatQueue(jobs, fmt, a.header, *ctx.names, ctx.now);
+  ctx.out->flush();
+  return 0;
 }
 
 }  // namespace
@@ -156,9 +230,19 @@ int RunTqueue(CommandContext& ctx) {
   if (a.version) return (*ctx.out << VersionLine() << "\n", 0);
   if (!parsed->positionals.empty())
     return Fail(ctx, "unexpected argument \"" + parsed->positionals[0] + "\" (see tqueue --help)");
-  if (a.format.empty()) a.format = a.long_view ? kLongQueueFormat : kDefaultQueueFormat;
-  auto fmt = ParseQueueFormat(a.format);
+  if (a.start && !a.states_given) {
+    a.states_given = true;
+    a.req.add_states(pb::PENDING);
+  }
+  if (a.format.empty()) a.format = a.start ? kStartQueueFormat
+                                   : a.long_view ? kLongQueueFormat : kDefaultQueueFormat;
+  auto fmt = a.long_format.empty() ? ParseQueueFormat(a.format) : ParseQueueLongFormat(a.long_format);
   if (!fmt.ok()) return Fail(ctx, fmt.status().message());
+  if (!a.sort.empty()) {
+    std::vector<pb::JobInfo> none;
+    Status st = SortQueueBy(none, a.sort, *ctx.names, ctx.now);
+    if (!st.ok()) return Fail(ctx, st.message());
+  }
   if (!a.states_given && a.req.job_ids().empty()) {
     for (auto s : {pb::PENDING, pb::RUNNING, pb::SUSPENDED, pb::COMPLETING}) a.req.add_states(s);
   }
@@ -168,14 +252,13 @@ int RunTqueue(CommandContext& ctx) {
                              }));
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());
-  auto resp = (*api)->ListJobs(a.req);
-  if (!resp.ok()) return Fail(ctx, resp.status().message());
-  std::vector<pb::JobInfo> jobs = Filter(*resp, a);
-  SortQueue(jobs);
-  if (a.json) return (*ctx.out << FormatQueueJson(jobs, *ctx.names, ctx.now), 0);
-  if (a.long_view) *ctx.out << DateLine(ctx.now);
-  *ctx.out << FormatQueue(jobs, *fmt, a.header, *ctx.names, ctx.now);
-  return 0;
+  for (;;) {
+    int rc = PrintOnce(ctx, **api, a, *fmt);
+    if (rc != 0 || a.iterate == 0) return rc;
+    if (!ctx.sleep(a.iterate)) return 0;
+    ctx.now = ctx.clock();
+    *ctx.out << "\n";
+  }
 }
 
 }  // namespace tessera::cli

@@ -12,6 +12,14 @@
 
 namespace tessera::ctld {
 
+struct MigState {
+  std::string profile;        // "3g.40gb"
+  uint32_t start = 0, size = 0;
+  std::string uuid;
+  uint64_t in_use_by_job = 0;
+  uint32_t gpu_instance_id = 0;
+};
+
 struct GpuState {
   uint32_t index = 0;
   std::string uuid;
@@ -20,6 +28,20 @@ struct GpuState {
   bool healthy = true;
   bool simulated = false;
   std::string health_reason;
+  bool mig_enabled = false;
+  std::vector<MigState> mig;
+  int32_t numa_node = -1;
+  std::string pci_bus_id;
+  bool mps = false;
+  uint32_t replicas = 0;
+  uint32_t minor = 0;
+};
+
+struct HcaState {
+  std::string name;
+  uint32_t port = 0;
+  std::string state, rate, link_layer, pci_bus_id;
+  int32_t numa_node = -1;
 };
 
 // The controller's handle on a connected noded. Implemented by the NodeAgent RPC service.
@@ -45,6 +67,7 @@ struct NodeRuntime {
   uint64_t reported_mem = 0;
   std::string version;
   std::vector<GpuState> gpus;
+  std::vector<HcaState> hcas;
   std::shared_ptr<NodeLink> link;  // null when not connected
   // Allocation (sum over running jobs).
   uint32_t alloc_cpus = 0;

@@ -83,7 +83,7 @@ class AgentLink final : public NodeLink {
 }  // namespace
 
 grpc::Status AgentService::Connect(grpc::ServerContext* ctx, Stream* stream) {
-  auto cfg = core_->Call([this] { return ctl_->config_ptr(); });
+  auto cfg = ctl_->SharedConfig();
   auto caller = auth_->Check(*ctx, "NodeAgent.Connect", Role::kNode, *cfg);
   if (!caller.ok()) return ToGrpc(caller.status());
   v1::NodeMessage first;
@@ -111,6 +111,15 @@ grpc::Status AgentService::Connect(grpc::ServerContext* ctx, Stream* stream) {
     } else if (msg.has_finished()) {
       auto f = FromProto(msg.finished());
       core_->Post([this, node, f] { ctl_->OnJobFinished(node, f); });
+    } else if (msg.has_gpu_health()) {
+      GpuState g = FromProto(msg.gpu_health().gpu());
+      uint32_t xid = msg.gpu_health().xid();
+      core_->Post([this, node, g, xid] { ctl_->OnGpuUpdate(node, g, xid); });
+    } else if (msg.has_mig_configured()) {
+      const auto& m = msg.mig_configured();
+      if (!m.ok()) Log("node " + node + " refused a MIG change: " + m.error());
+      GpuState g = FromProto(m.gpu());
+      core_->Post([this, node, g] { ctl_->OnGpuUpdate(node, g, 0); });
     } else if (msg.has_started()) {
       // The start is already durable (it was recorded before the launch was sent).
     } else if (msg.has_register_()) {

@@ -3,6 +3,7 @@
 #include <pwd.h>
 
 #include <algorithm>
+#include <ctime>
 
 #include "ctld/log.h"
 #include "rpc/grpc_util.h"
@@ -10,18 +11,29 @@
 namespace tessera::ctld::rpc {
 namespace {
 
-bool UidIs(uint32_t uid, const std::string& user) {
+void Resolve(const std::string& user, std::set<uint32_t>* out) {
   struct passwd pw, *res = nullptr;
   char buf[4096];
-  if (getpwnam_r(user.c_str(), &pw, buf, sizeof buf, &res) != 0 || !res) return false;
-  return pw.pw_uid == uid;
-}
-
-bool InList(uint32_t uid, const std::vector<std::string>& users) {
-  return std::any_of(users.begin(), users.end(), [&](const std::string& u) { return UidIs(uid, u); });
+  if (getpwnam_r(user.c_str(), &pw, buf, sizeof buf, &res) == 0 && res) out->insert(pw.pw_uid);
 }
 
 }  // namespace
+
+Authorizer::Roles Authorizer::RolesFor(const ClusterConfig& cfg) const {
+  std::lock_guard<std::mutex> l(mu_);
+  int64_t now = time(nullptr);
+  if (roles_.config == &cfg && now - roles_.resolved_at < 300) return roles_;
+  Roles r;
+  r.config = &cfg;
+  r.resolved_at = now;
+  r.nodes.insert(0);
+  Resolve(cfg.cluster_user, &r.nodes);
+  r.admins = r.nodes;
+  for (const auto& u : cfg.admins) Resolve(u, &r.admins);
+  for (const auto& u : cfg.operators) Resolve(u, &r.operators);
+  roles_ = r;
+  return r;
+}
 
 Result<Caller> Authorizer::Check(const grpc::ServerContext& ctx, const char* method, Role role,
                                  const ClusterConfig& cfg) const {
@@ -33,11 +45,12 @@ Result<Caller> Authorizer::Check(const grpc::ServerContext& ctx, const char* met
   Caller c;
   c.uid = id->uid;
   c.gid = id->gid;
-  c.admin = c.uid == 0 || UidIs(c.uid, cfg.cluster_user) || InList(c.uid, cfg.admins);
-  c.operator_ = InList(c.uid, cfg.operators);
+  Roles roles = RolesFor(cfg);
+  c.admin = roles.admins.count(c.uid) > 0;
+  c.operator_ = roles.operators.count(c.uid) > 0;
   bool ok = true;
   if (role == Role::kAdmin) ok = c.admin;
-  if (role == Role::kNode) ok = c.uid == 0 || UidIs(c.uid, cfg.cluster_user);
+  if (role == Role::kNode) ok = roles.nodes.count(c.uid) > 0;
   if (!ok) {
     Log(std::string("auth: refused ") + method + " for uid " + std::to_string(c.uid) + " from " + ctx.peer() +
         ": requires " + (role == Role::kNode ? "the cluster user" : "an administrator"));

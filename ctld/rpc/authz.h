@@ -12,6 +12,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "common/cluster_config.h"
@@ -30,7 +32,19 @@ class Authorizer {
                        const ClusterConfig& cfg) const;
 
  private:
+  struct Roles {
+    const ClusterConfig* config = nullptr;
+    int64_t resolved_at = 0;
+    std::set<uint32_t> admins;     // root, the cluster user, TesseraAdmins
+    std::set<uint32_t> nodes;      // root, the cluster user
+    std::set<uint32_t> operators;
+  };
+  // uids of the configured roles, re-resolved when the config changes or every 5 minutes.
+  Roles RolesFor(const ClusterConfig& cfg) const;
+
   const tessera::rpc::CredentialCodec* codec_;
+  mutable std::mutex mu_;
+  mutable Roles roles_;
 };
 
 }  // namespace tessera::ctld::rpc

@@ -53,7 +53,7 @@ void WatchHub::Publish(const JobEvent& e) {
 // ------------------------------------------------------------- handlers
 
 Result<Caller> ControllerService::Check(grpc::ServerContext* ctx, const char* method, Role role) {
-  auto cfg = core_->Call([this] { return ctl_->config_ptr(); });
+  auto cfg = ctl_->SharedConfig();
   return auth_->Check(*ctx, method, role, *cfg);
 }
 

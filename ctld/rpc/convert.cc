@@ -149,6 +149,31 @@ void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
     p->set_simulated(g.simulated);
     p->set_healthy(g.healthy);
     p->set_health_reason(g.health_reason);
+    p->set_mig_enabled(g.mig_enabled);
+    for (const auto& m : g.mig) {
+      auto* mi = p->add_mig_instances();
+      mi->set_profile(m.profile);
+      mi->set_placement_start(m.start);
+      mi->set_placement_size(m.size);
+      mi->set_uuid(m.uuid);
+      mi->set_in_use_by_job(m.in_use_by_job);
+      mi->set_gpu_instance_id(m.gpu_instance_id);
+    }
+    p->set_numa_node(g.numa_node);
+    p->set_pci_bus_id(g.pci_bus_id);
+    p->set_mps(g.mps);
+    p->set_replicas(g.replicas);
+    p->set_minor(g.minor);
+  }
+  for (const auto& h : n.hcas) {
+    auto* p = out->add_hcas();
+    p->set_name(h.name);
+    p->set_port(h.port);
+    p->set_state(h.state);
+    p->set_rate(h.rate);
+    p->set_link_layer(h.link_layer);
+    p->set_numa_node(h.numa_node);
+    p->set_pci_bus_id(h.pci_bus_id);
   }
   for (auto g : n.alloc_gpus) out->add_alloc_gpu_indices(g);
   out->set_last_heartbeat(n.last_heartbeat);
@@ -169,13 +194,34 @@ RegisterInfo::Finished FromProto(const v1::JobFinished& p) {
   return {p.job_id(), static_cast<JobState>(p.state()), p.exit_code(), p.exit_signal(), p.end_time(), p.message()};
 }
 
+GpuState FromProto(const v1::GpuDevice& g) {
+  GpuState s;
+  s.index = g.index();
+  s.uuid = g.uuid();
+  s.model = g.model();
+  s.memory_mib = g.memory_mib();
+  s.healthy = g.healthy();
+  s.simulated = g.simulated();
+  s.health_reason = g.health_reason();
+  s.mig_enabled = g.mig_enabled();
+  for (const auto& m : g.mig_instances())
+    s.mig.push_back({m.profile(), m.placement_start(), m.placement_size(), m.uuid(), m.in_use_by_job(), m.gpu_instance_id()});
+  s.numa_node = g.numa_node();
+  s.pci_bus_id = g.pci_bus_id();
+  s.mps = g.mps();
+  s.replicas = g.replicas();
+  s.minor = g.minor();
+  return s;
+}
+
 RegisterInfo FromProto(const v1::Register& p) {
   RegisterInfo r;
   r.node = p.node_name();
   r.cpus = p.cpus();
   r.mem_mib = p.real_memory_mib();
-  for (const auto& g : p.gpus())
-    r.gpus.push_back({g.index(), g.uuid(), g.model(), g.memory_mib(), g.healthy(), g.simulated(), g.health_reason()});
+  for (const auto& g : p.gpus()) r.gpus.push_back(FromProto(g));
+  for (const auto& h : p.hcas())
+    r.hcas.push_back({h.name(), h.port(), h.state(), h.rate(), h.link_layer(), h.pci_bus_id(), h.numa_node()});
   r.running.assign(p.running_jobs().begin(), p.running_jobs().end());
   for (const auto& f : p.finished()) r.finished.push_back(FromProto(f));
   r.boot_time = p.boot_time();

@@ -15,7 +15,16 @@ class Stmt {
   Stmt(sqlite3* db, const char* sql) : db_(db) {
     if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK) s_ = nullptr;
   }
-  ~Stmt() { sqlite3_finalize(s_); }
+  // Wraps a cached statement: reset (not finalized) when done.
+  Stmt(sqlite3* db, sqlite3_stmt* cached) : db_(db), s_(cached), owned_(false) {}
+  ~Stmt() {
+    if (owned_) {
+      sqlite3_finalize(s_);
+    } else if (s_) {
+      sqlite3_reset(s_);
+      sqlite3_clear_bindings(s_);
+    }
+  }
   bool ok() const { return s_ != nullptr; }
   Stmt& Bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); return *this; }
   Stmt& Bind(int i, const std::string& v) {
@@ -35,6 +44,7 @@ class Stmt {
  private:
   sqlite3* db_;
   sqlite3_stmt* s_ = nullptr;
+  bool owned_ = true;
 };
 
 Status StepDone(Stmt& s, const std::string& what) {
@@ -122,6 +132,15 @@ Store::Store(sqlite3* w, sqlite3* r, std::string path) : wdb_(w), rdb_(r), path_
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
+sqlite3_stmt* Store::Cached(const char* sql) {
+  auto it = stmts_.find(sql);
+  if (it != stmts_.end()) return it->second;
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v3(wdb_, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK) return nullptr;
+  stmts_[sql] = s;
+  return s;
+}
+
 Store::~Store() {
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -129,6 +148,7 @@ Store::~Store() {
   }
   cv_.notify_all();
   writer_.join();
+  for (auto& [sql, s] : stmts_) sqlite3_finalize(s);
   sqlite3_close(rdb_);
   sqlite3_close(wdb_);
 }
@@ -181,19 +201,19 @@ Status Store::ApplyBatch(const Batch& b) {
   for (const auto& op : b.ops_) {
     switch (op.kind) {
       case Batch::Kind::kPutJob: {
-        Stmt s(wdb_, "INSERT OR REPLACE INTO jobs(job_id, state, record) VALUES(?,?,?)");
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO jobs(job_id, state, record) VALUES(?,?,?)"));
         s.Bind(1, static_cast<int64_t>(op.id)).Bind(2, op.n1).Bind(3, op.a);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write job"));
         break;
       }
       case Batch::Kind::kArchiveJob: {
-        Stmt d(wdb_, "DELETE FROM jobs WHERE job_id=?");
+        Stmt d(wdb_, Cached("DELETE FROM jobs WHERE job_id=?"));
         d.Bind(1, static_cast<int64_t>(op.id));
         TESSERA_RETURN_IF_ERROR(StepDone(d, "archive job"));
-        Stmt dp(wdb_, "DELETE FROM job_payloads WHERE job_id=?");
+        Stmt dp(wdb_, Cached("DELETE FROM job_payloads WHERE job_id=?"));
         dp.Bind(1, static_cast<int64_t>(op.id));
         TESSERA_RETURN_IF_ERROR(StepDone(dp, "archive job"));
-        Stmt s(wdb_, "INSERT OR REPLACE INTO acct_jobs VALUES(?,?,?,?,?,?,?,?,?)");
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO acct_jobs VALUES(?,?,?,?,?,?,?,?,?)"));
         const JobRecord& r = op.rec;
         s.Bind(1, static_cast<int64_t>(r.job_id)).Bind(2, r.uid).Bind(3, r.state)
             .Bind(4, r.submit_time).Bind(5, r.start_time).Bind(6, r.end_time)
@@ -202,19 +222,19 @@ Status Store::ApplyBatch(const Batch& b) {
         break;
       }
       case Batch::Kind::kEvent: {
-        Stmt s(wdb_, "INSERT INTO job_events(seq, job_id, time, type, detail) VALUES(?,?,?,?,?)");
+        Stmt s(wdb_, Cached("INSERT INTO job_events(seq, job_id, time, type, detail) VALUES(?,?,?,?,?)"));
         s.Bind(1, op.n1).Bind(2, static_cast<int64_t>(op.id)).Bind(3, op.n2).Bind(4, op.a).Bind(5, op.b);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write event"));
         break;
       }
       case Batch::Kind::kPayload: {
-        Stmt s(wdb_, "INSERT OR REPLACE INTO job_payloads(job_id, script, env) VALUES(?,?,?)");
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO job_payloads(job_id, script, env) VALUES(?,?,?)"));
         s.Bind(1, static_cast<int64_t>(op.id)).Bind(2, op.a).Bind(3, op.b);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write job payload"));
         break;
       }
       case Batch::Kind::kMeta: {
-        Stmt s(wdb_, "INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)");
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)"));
         s.Bind(1, op.a).Bind(2, op.b);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write meta"));
         break;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -97,8 +98,11 @@ class Store {
   void WriterLoop();
   Status ApplyBatch(const Batch& b);
   Status Exec(const char* sql);
+  // Prepared statements of the writer connection, keyed by their (static) SQL text.
+  sqlite3_stmt* Cached(const char* sql);
 
   sqlite3* wdb_;
+  std::map<const char*, sqlite3_stmt*> stmts_;  // writer thread only
   sqlite3* rdb_;
   std::string path_;
   std::mutex read_mu_;

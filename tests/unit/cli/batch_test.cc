@@ -9,6 +9,7 @@ namespace {
 
 using testing::CommandRun;
 using testing::kNow;
+using testing::UseUtc;
 
 // Resolves options for `script` with `args` on the command line and `env`, then builds the spec.
 Result<pb::JobSpec> Spec(const std::string& script, const std::vector<std::string>& args,
@@ -214,7 +215,20 @@ TEST_CASE("tbatch reads stdin, --wrap, --parsable and --test-only") {
   CHECK(req.spec().name() == "wrap");
   CHECK(req.spec().script().find("\nsleep 10\n") != std::string::npos);
   CHECK(w.out.empty());
-  CHECK(w.err.find("nothing submitted") != std::string::npos);
+  CHECK(w.err == "tcmd: Job 0 to start at an unknown time using 1 processors on nodes "
+                 "(not known yet) in partition (default)\n");
+
+  CommandRun t;  // the controller's expectation, printed as sbatch --test-only does
+  pb::SubmitJobResponse resp;
+  resp.set_expected_start_time(kNow + 3600);
+  resp.set_expected_nodes("n[1-2]");
+  resp.set_expected_partition("gpu");
+  resp.set_expected_cpus(8);
+  t.ctld.SubmitJob_result = resp;
+  UseUtc();
+  REQUIRE(t.Run(RunTbatch, {"--wrap", "true", "--test-only", "-N2"}) == 0);
+  CHECK(t.err == "tcmd: Job 0 to start at 2023-11-14T23:13:20 using 8 processors on nodes "
+                 "n[1-2] in partition gpu\n");
 }
 
 TEST_CASE("tbatch errors submit nothing") {

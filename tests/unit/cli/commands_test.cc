@@ -161,8 +161,8 @@ TEST_CASE("tcontrol update job and node") {
 
   CHECK(r.Run(RunTcontrol, {"update", "node", "n3", "State=DRAIN"}) == 1);
   CHECK(r.err.find("reason") != std::string::npos);
-  CHECK(r.Run(RunTcontrol, {"update", "job", "9", "Partition=x"}) == 1);
-  CHECK(r.err.find("not supported: partition=x") != std::string::npos);
+  CHECK(r.Run(RunTcontrol, {"update", "job", "9", "Features=x"}) == 1);
+  CHECK(r.err.find("not supported: features=x") != std::string::npos);
   CHECK(r.Run(RunTcontrol, {"update", "job", "9", "TimeLimit=60:"}) == 1);
   CHECK(r.ctld.UpdateNode_calls.size() == 3);
   CHECK(r.ctld.UpdateJob_calls.size() == 2);

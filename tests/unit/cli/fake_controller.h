@@ -37,6 +37,7 @@ class FakeController final : public ControllerApi {
   FAKE_RPC(QueryAccounting, QueryAccountingRequest, QueryAccountingResponse)
   FAKE_RPC(Ping, PingRequest, PingResponse)
   FAKE_RPC(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
+  FAKE_RPC(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
 #undef FAKE_RPC
 };
 
@@ -58,6 +59,8 @@ struct CommandRun {
   std::string out, err;
   int connects = 0;
   uint32_t uid = 1001;
+  int sleeps_allowed = 0;           // ctx.sleep returns false after this many sleeps
+  std::vector<int64_t> slept;       // the seconds of every ctx.sleep call
 
   CommandRun() {
     names.AddUser(1001, "alice");
@@ -85,6 +88,15 @@ struct CommandRun {
       auto it = files.find(p);
       if (it == files.end()) return NotFound("unable to open file " + p);
       return it->second;
+    };
+    ctx.sleep = [this](int64_t s) {
+      slept.push_back(s);
+      return static_cast<int>(slept.size()) <= sleeps_allowed;
+    };
+    ctx.clock = [this] {
+      int64_t t = kNow;
+      for (int64_t s : slept) t += s;
+      return t;
     };
     ctx.connect = [this]() -> Result<std::unique_ptr<ControllerApi>> {
       ++connects;
@@ -116,6 +128,7 @@ struct CommandRun {
     FWD(QueryAccounting, QueryAccountingRequest, QueryAccountingResponse)
     FWD(Ping, PingRequest, PingResponse)
     FWD(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
+    FWD(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
 #undef FWD
    private:
     FakeController& f_;

@@ -1,0 +1,124 @@
+#include "cli/lib/gpu_view.h"
+
+#include <algorithm>
+#include <map>
+
+#include "cli/lib/info_format.h"
+#include "cli/lib/text_util.h"
+
+namespace tessera::cli {
+namespace {
+
+namespace pb = ::tessera::v1;
+
+bool Unschedulable(pb::NodeState s) {
+  return s == pb::NODE_DRAINED || s == pb::NODE_DRAINING || s == pb::NODE_DOWN ||
+         s == pb::NODE_FAILED;
+}
+
+struct Counts {
+  int total = 0, free = 0, alloc = 0, bad = 0, off = 0, mig = 0, mig_slices = 0, mig_used = 0;
+};
+
+// "0-1:42 3:57": consecutive GPUs of the same job grouped.
+std::string JobRuns(const std::map<uint32_t, std::string>& owner) {
+  std::string out;
+  auto it = owner.begin();
+  while (it != owner.end()) {
+    auto start = it, last = it;
+    while (std::next(last) != owner.end() && std::next(last)->first == last->first + 1 &&
+           std::next(last)->second == start->second)
+      ++last;
+    std::string range = std::to_string(start->first);
+    if (last->first != start->first) range += "-" + std::to_string(last->first);
+    out += (out.empty() ? "" : " ") + range + ":" + start->second;
+    it = std::next(last);
+  }
+  return out;
+}
+
+char Cell(const pb::GpuDevice& g, bool off, bool allocated, std::string& detail, Counts& c) {
+  ++c.total;
+  if (!g.healthy()) {
+    ++c.bad;
+    detail += (detail.empty() ? "" : " ") + std::to_string(g.index()) + ":X(" +
+              (g.health_reason().empty() ? "unhealthy" : g.health_reason()) + ")";
+    return 'X';
+  }
+  if (g.mig_enabled()) {
+    ++c.mig;
+    std::string layout;
+    bool used = false;
+    for (const auto& m : g.mig_instances()) {
+      ++c.mig_slices;
+      if (m.in_use_by_job()) ++c.mig_used;
+      used = used || m.in_use_by_job() != 0;
+      layout += (layout.empty() ? "" : ",") + m.profile() + ":" +
+                (m.in_use_by_job() ? std::to_string(m.in_use_by_job()) : "-");
+    }
+    detail += (detail.empty() ? "" : " ") + std::to_string(g.index()) + ":mig[" + layout + "]";
+    if (off) ++c.off;
+    return off ? '-' : used ? 'M' : 'm';
+  }
+  if (allocated) {
+    ++c.alloc;
+    return '#';
+  }
+  if (off) {
+    ++c.off;
+    return '-';
+  }
+  ++c.free;
+  return '.';
+}
+
+}  // namespace
+
+std::string FormatGpuPool(const std::vector<pb::NodeInfo>& nodes,
+                          const std::vector<pb::JobInfo>& jobs) {
+  std::map<std::string, std::map<uint32_t, std::string>> owner;  // node -> gpu -> job
+  for (const auto& j : jobs)
+    for (const auto& a : j.alloc())
+      for (uint32_t i : a.gpu_indices()) owner[a.node()][i] = std::to_string(j.job_id());
+  std::vector<std::string> names;
+  std::map<std::string, const pb::NodeInfo*> by_name;
+  size_t width = 4;
+  for (const auto& n : nodes) {
+    if (n.gpus_size() == 0) continue;
+    names.push_back(n.name());
+    by_name[n.name()] = &n;
+    width = std::max(width, n.name().size());
+  }
+  SortHostNames(names);
+  std::string out =
+      "Legend: . free  # allocated  X unhealthy  - not schedulable (drained/down node)  "
+      "m MIG, idle  M MIG, in use\n";
+  out += PadField("NODE", static_cast<int>(width), false, false) + " STATE GPUS\n";
+  Counts c;
+  int gpu_nodes = 0;
+  for (const auto& name : names) {
+    const pb::NodeInfo& n = *by_name[name];
+    ++gpu_nodes;
+    auto& own = owner[name];
+    for (uint32_t i : n.alloc_gpu_indices())
+      if (!own.count(i)) own[i] = "?";
+    bool off = Unschedulable(n.state());
+    std::string cells, detail;
+    for (const auto& g : n.gpus())
+      cells += Cell(g, off, own.count(g.index()) > 0, detail, c);
+    std::string jobs_text = JobRuns(own);
+    if (!jobs_text.empty()) detail = jobs_text + (detail.empty() ? "" : " " + detail);
+    out += PadField(name, static_cast<int>(width), false, false) + " " +
+           PadField(NodeStateCompact(n.state()), 5, false, false) + " [" + cells + "]" +
+           (detail.empty() ? "" : "  " + detail) + "\n";
+  }
+  out += std::to_string(c.total) + " GPUs on " + std::to_string(gpu_nodes) + " nodes: " +
+         std::to_string(c.alloc) + " allocated, " + std::to_string(c.free) + " free, " +
+         std::to_string(c.bad) + " unhealthy, " + std::to_string(c.off) + " not schedulable";
+  if (c.mig)
+    out += "; MIG: " + std::to_string(c.mig) + " GPUs, " + std::to_string(c.mig_used) + " of " +
+           std::to_string(c.mig_slices) + " instances in use";
+  return out + "\n";
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,182 @@
+#include "noded/cgroup.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "noded/cgroup_impl.h"
+
+namespace tessera::noded {
+
+const char* CgroupModeName(CgroupMode m) {
+  switch (m) {
+    case CgroupMode::kV1: return "v1";
+    case CgroupMode::kV2: return "v2";
+    default: return "none";
+  }
+}
+
+namespace {
+
+std::string StripSlash(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// /proc/mounts escapes blanks as \040 etc.
+std::string Unescape(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      int v = 0;
+      bool ok = true;
+      for (int k = 1; k <= 3; ++k) {
+        char c = s[i + k];
+        if (c < '0' || c > '7') ok = false;
+        v = v * 8 + (c - '0');
+      }
+      if (ok) {
+        out += static_cast<char>(v);
+        i += 3;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+CgroupMounts DetectCgroups(const std::string& proc_mounts, const std::string& root_in) {
+  CgroupMounts m;
+  m.root = StripSlash(root_in);
+  std::istringstream in(proc_mounts);
+  static const char* kControllers[] = {"cpuset", "memory", "devices", "pids", "freezer"};
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    std::string dev, dir, type, opts;
+    if (!(ls >> dev >> dir >> type >> opts)) continue;
+    dir = StripSlash(Unescape(dir));
+    if (type == "cgroup2" && dir == m.root) m.unified = dir;
+    if (type != "cgroup") continue;
+    if (dir.rfind(m.root + "/", 0) != 0) continue;
+    std::istringstream os(opts);
+    for (std::string o; std::getline(os, o, ',');)
+      for (const char* c : kControllers)
+        if (o == c) m.v1[c] = dir;
+  }
+  if (!m.unified.empty()) {
+    m.mode = CgroupMode::kV2;
+    m.v1.clear();
+  } else if (!m.v1.empty()) {
+    m.mode = CgroupMode::kV1;
+  }
+  return m;
+}
+
+CgroupMounts DetectCgroupsOnHost(const std::string& root) {
+  std::ifstream f("/proc/mounts");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return DetectCgroups(ss.str(), root);
+}
+
+std::string DeviceRuleText(const DeviceRule& r) {
+  if (r.type == 'a') return "a";
+  auto num = [](int64_t v) { return v < 0 ? std::string("*") : std::to_string(v); };
+  return std::string(1, r.type) + " " + num(r.major) + ":" + num(r.minor) + " " + r.access;
+}
+
+Result<DeviceRule> ParseDeviceRule(const std::string& text) {
+  DeviceRule r;
+  std::istringstream in(text);
+  std::string type, mm, access;
+  in >> type >> mm >> access;
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("device rule '" + text + "': " + why);
+  };
+  if (type == "a" && mm.empty()) return DeviceRule{'a', -1, -1, "rwm"};
+  if (type != "c" && type != "b") return bad("type must be c, b or a");
+  r.type = type[0];
+  size_t colon = mm.find(':');
+  if (colon == std::string::npos) return bad("expected MAJOR:MINOR");
+  auto num = [](const std::string& s, int64_t* out) {
+    if (s == "*") return *out = -1, true;
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    *out = std::stoll(s);
+    return true;
+  };
+  if (!num(mm.substr(0, colon), &r.major) || !num(mm.substr(colon + 1), &r.minor))
+    return bad("bad MAJOR:MINOR");
+  if (access.empty() || access.find_first_not_of("rwm") != std::string::npos)
+    return bad("access must be a combination of r, w, m");
+  r.access = access;
+  return r;
+}
+
+std::vector<DeviceRule> StandardDeviceRules() {
+  return {{'c', -1, -1, "m"}, {'b', -1, -1, "m"},     {'c', 1, 3, "rwm"}, {'c', 1, 5, "rwm"},
+          {'c', 1, 7, "rwm"}, {'c', 1, 8, "rwm"},     {'c', 1, 9, "rwm"}, {'c', 5, 0, "rwm"},
+          {'c', 5, 1, "rwm"}, {'c', 5, 2, "rwm"},     {'c', 136, -1, "rwm"}};
+}
+
+Status WriteCgroupFile(const std::string& path, const std::string& value) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Internal("cannot open " + path + ": " + std::strerror(errno));
+  ssize_t n = ::write(fd, value.data(), value.size());
+  int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(value.size()))
+    return Internal("cannot write '" + value + "' to " + path + ": " + std::strerror(err));
+  return Status::Ok();
+}
+
+Result<std::string> ReadCgroupFile(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return NotFound("cannot read " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::vector<pid_t> ParsePidList(const std::string& text) {
+  std::vector<pid_t> out;
+  std::istringstream in(text);
+  for (long v; in >> v;) out.push_back(static_cast<pid_t>(v));
+  return out;
+}
+
+int64_t KeyedValue(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    std::string k;
+    int64_t v = 0;
+    if (ls >> k >> v && k == key) return v;
+  }
+  return -1;
+}
+
+Status RemoveCgroupDir(const std::string& dir) {
+  for (int tries = 0; tries < 40; ++tries) {
+    if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return Status::Ok();
+    if (errno != EBUSY) break;
+    ::usleep(50 * 1000);
+  }
+  return Internal("cannot remove cgroup " + dir + ": " + std::strerror(errno));
+}
+
+std::unique_ptr<CgroupManager> MakeCgroupManager(const CgroupMounts& mounts) {
+  switch (mounts.mode) {
+    case CgroupMode::kV1: return std::make_unique<CgroupV1>(mounts);
+    case CgroupMode::kV2: return std::make_unique<CgroupV2>(mounts);
+    default: return nullptr;
+  }
+}
+
+}  // namespace tessera::noded

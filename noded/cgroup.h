@@ -1,0 +1,103 @@
+#pragma once
+// Job isolation with Linux control groups, behind one interface (CgroupManager) with a v1, a v2
+// and (in tests) a fake implementation.
+//
+// Mode: decided at run time from /proc/mounts and the configured root (`CgroupMountpoint=`,
+// default /sys/fs/cgroup): a cgroup2 mount AT the root -> v2 (unified); else the v1 controllers
+// mounted under the root (cpuset, memory, devices, pids, freezer; each may be missing) -> v1;
+// else none (jobs run without isolation, noded logs it).
+//
+// A job's cgroup is named relative to the root, "tessera/<node>-<hash of the spool dir>/job_<id>"
+// (node and spool keep several simulated nodes and clusters on one host apart). v1 creates that path in every controller it uses;
+// v2 creates it once and enables the controllers on the way down.
+//
+// Contracts (every implementation):
+//  - Create: makes the cgroup and applies every limit of the spec; on error nothing is left. A
+//    stale cgroup of the same name (a dead job's) is killed and removed first.
+//  - AddSelf: moves the calling process into the cgroup (stepd's child calls it before exec, so
+//    everything the job forks, including setsid() escapees, stays tracked).
+//  - KillAll: SIGKILL to every process in the cgroup until it is empty (v1 freezes first when
+//    the freezer is mounted; v2 writes cgroup.kill when the kernel has it), bounded by ~5 s.
+//  - OomKilled: whether the kernel OOM-killed a process of the cgroup (v1 memory.oom_control
+//    oom_kill, else under_oom/failcnt; v2 memory.events oom_kill).
+//  - Remove: removes the (empty) cgroup; missing is fine.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tessera::noded {
+
+enum class CgroupMode { kNone, kV1, kV2 };
+const char* CgroupModeName(CgroupMode m);
+
+struct CgroupMounts {
+  CgroupMode mode = CgroupMode::kNone;
+  std::string root;                             // the configured root
+  std::string unified;                          // v2: the cgroup2 mount (== root)
+  std::map<std::string, std::string> v1;        // v1: controller -> mount point
+};
+
+// Pure: decides the mode from the text of /proc/mounts.
+CgroupMounts DetectCgroups(const std::string& proc_mounts, const std::string& root);
+// Reads /proc/mounts.
+CgroupMounts DetectCgroupsOnHost(const std::string& root);
+
+// A device rule as in v1 devices.allow: type 'c'/'b'/'a', major/minor (-1 = '*'), access "rwm".
+struct DeviceRule {
+  char type = 'c';
+  int64_t major = -1;
+  int64_t minor = -1;
+  std::string access = "rwm";
+  bool operator==(const DeviceRule& o) const {
+    return type == o.type && major == o.major && minor == o.minor && access == o.access;
+  }
+};
+std::string DeviceRuleText(const DeviceRule& r);     // "c 195:0 rwm", "c *:* m"
+Result<DeviceRule> ParseDeviceRule(const std::string& text);
+
+struct CgroupSpec {
+  std::string name;              // relative to the root: "tessera/<node>/job_<id>"
+  std::string cpus;              // cpuset list "0-1,4"; "" = not restricted
+  uint64_t memory_bytes = 0;     // 0 = no limit
+  uint64_t pids_max = 0;         // 0 = no limit
+  bool restrict_devices = false; // when true only `devices` are allowed
+  std::vector<DeviceRule> devices;
+};
+
+// The standard allow list every job gets (as runc/Slurm): mknod of anything, /dev/null, zero,
+// full, random, urandom, tty, console, pts/ptmx and the pts devices.
+std::vector<DeviceRule> StandardDeviceRules();
+
+class CgroupManager {
+ public:
+  virtual ~CgroupManager() = default;
+  virtual CgroupMode mode() const = 0;
+  virtual Status Create(const CgroupSpec& spec) = 0;
+  virtual Status AddSelf(const std::string& name) = 0;
+  virtual Result<std::vector<pid_t>> Procs(const std::string& name) = 0;
+  virtual Status KillAll(const std::string& name) = 0;
+  virtual Result<bool> OomKilled(const std::string& name) = 0;
+  virtual Status Remove(const std::string& name) = 0;
+  // Problems Create tolerated (e.g. the kernel refused the v2 device program); cleared.
+  virtual std::vector<std::string> TakeWarnings() { return {}; }
+};
+
+// nullptr when mounts.mode is kNone.
+std::unique_ptr<CgroupManager> MakeCgroupManager(const CgroupMounts& mounts);
+
+// Helpers shared by the implementations (OS-facing, small).
+Status WriteCgroupFile(const std::string& path, const std::string& value);
+Result<std::string> ReadCgroupFile(const std::string& path);
+std::vector<pid_t> ParsePidList(const std::string& text);
+// "key value" lines (memory.events, memory.oom_control) -> value of key, or -1.
+// rmdir, retrying while the kernel still reports the cgroup busy (~2 s); missing is fine.
+Status RemoveCgroupDir(const std::string& dir);
+int64_t KeyedValue(const std::string& text, const std::string& key);
+
+}  // namespace tessera::noded

@@ -1,0 +1,49 @@
+#pragma once
+// The two real CgroupManager implementations (see cgroup.h for the contracts). Internal to
+// noded; use MakeCgroupManager.
+#include "noded/cgroup.h"
+
+namespace tessera::noded {
+
+// v1: one directory per controller (cpuset, memory, devices, pids, freezer as mounted).
+class CgroupV1 final : public CgroupManager {
+ public:
+  explicit CgroupV1(CgroupMounts m) : m_(std::move(m)) {}
+  CgroupMode mode() const override { return CgroupMode::kV1; }
+  Status Create(const CgroupSpec& spec) override;
+  Status AddSelf(const std::string& name) override;
+  Result<std::vector<pid_t>> Procs(const std::string& name) override;
+  Status KillAll(const std::string& name) override;
+  Result<bool> OomKilled(const std::string& name) override;
+  Status Remove(const std::string& name) override;
+
+ private:
+  std::string Dir(const std::string& ctrl, const std::string& name) const;
+  bool Has(const std::string& ctrl) const { return m_.v1.count(ctrl) > 0; }
+  Status MakeDirs(const std::string& ctrl, const std::string& name);
+  Status ApplyLimits(const CgroupSpec& spec);
+  CgroupMounts m_;
+};
+
+// v2: one directory; controllers enabled in every ancestor's cgroup.subtree_control; devices
+// through a BPF_PROG_TYPE_CGROUP_DEVICE program (bpf_device.h).
+class CgroupV2 final : public CgroupManager {
+ public:
+  explicit CgroupV2(CgroupMounts m) : m_(std::move(m)) {}
+  CgroupMode mode() const override { return CgroupMode::kV2; }
+  Status Create(const CgroupSpec& spec) override;
+  Status AddSelf(const std::string& name) override;
+  Result<std::vector<pid_t>> Procs(const std::string& name) override;
+  Status KillAll(const std::string& name) override;
+  Result<bool> OomKilled(const std::string& name) override;
+  Status Remove(const std::string& name) override;
+  std::vector<std::string> TakeWarnings() override { return std::move(warnings_); }
+
+ private:
+  std::string Dir(const std::string& name) const { return m_.unified + "/" + name; }
+  Status EnableControllers(const std::string& name);
+  CgroupMounts m_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace tessera::noded

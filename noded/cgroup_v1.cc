@@ -1,0 +1,153 @@
+// cgroup v1 (see cgroup.h). Hierarchy per controller: <mount>/tessera/<node>/job_<id>.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "noded/cgroup_impl.h"
+
+namespace tessera::noded {
+namespace {
+
+const char* kV1Controllers[] = {"cpuset", "memory", "devices", "pids", "freezer"};
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+std::string CgroupV1::Dir(const std::string& ctrl, const std::string& name) const {
+  return m_.v1.at(ctrl) + "/" + name;
+}
+
+// Creates every component of `name`; cpuset parents get cpus/mems copied from their parent
+// (a v1 cpuset cgroup with empty cpuset.cpus cannot hold tasks).
+Status CgroupV1::MakeDirs(const std::string& ctrl, const std::string& name) {
+  std::string path = m_.v1.at(ctrl);
+  size_t pos = 0;
+  while (pos <= name.size()) {
+    size_t next = name.find('/', pos);
+    if (next == std::string::npos) next = name.size();
+    std::string parent = path;
+    path += "/" + name.substr(pos, next - pos);
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+      return Internal("cannot create cgroup " + path + ": " + std::strerror(errno));
+    if (ctrl == "cpuset") {
+      for (const char* f : {"cpuset.cpus", "cpuset.mems"}) {
+        auto cur = ReadCgroupFile(path + "/" + f);
+        if (cur.ok() && !Trim(*cur).empty()) continue;
+        auto up = ReadCgroupFile(parent + "/" + f);
+        if (up.ok()) TESSERA_RETURN_IF_ERROR(WriteCgroupFile(path + "/" + f, Trim(*up)));
+      }
+    }
+    pos = next + 1;
+  }
+  return Status::Ok();
+}
+
+Status CgroupV1::ApplyLimits(const CgroupSpec& s) {
+  if (Has("cpuset") && !s.cpus.empty())
+    TESSERA_RETURN_IF_ERROR(WriteCgroupFile(Dir("cpuset", s.name) + "/cpuset.cpus", s.cpus));
+  if (Has("memory") && s.memory_bytes > 0) {
+    std::string d = Dir("memory", s.name);
+    std::string v = std::to_string(s.memory_bytes);
+    TESSERA_RETURN_IF_ERROR(WriteCgroupFile(d + "/memory.limit_in_bytes", v));
+    // Without swap accounting the limit could be escaped into swap.
+    if (::access((d + "/memory.memsw.limit_in_bytes").c_str(), F_OK) == 0)
+      TESSERA_RETURN_IF_ERROR(WriteCgroupFile(d + "/memory.memsw.limit_in_bytes", v));
+  }
+  if (Has("pids") && s.pids_max > 0)
+    TESSERA_RETURN_IF_ERROR(
+        WriteCgroupFile(Dir("pids", s.name) + "/pids.max", std::to_string(s.pids_max)));
+  if (Has("devices") && s.restrict_devices) {
+    std::string d = Dir("devices", s.name);
+    TESSERA_RETURN_IF_ERROR(WriteCgroupFile(d + "/devices.deny", "a"));
+    for (const auto& r : s.devices)
+      TESSERA_RETURN_IF_ERROR(WriteCgroupFile(d + "/devices.allow", DeviceRuleText(r)));
+  }
+  return Status::Ok();
+}
+
+Status CgroupV1::Create(const CgroupSpec& s) {
+  (void)KillAll(s.name);  // a stale cgroup of the same name (a dead job's) would keep its limits
+  (void)Remove(s.name);
+  for (const char* c : kV1Controllers) {
+    if (!Has(c)) continue;
+    Status st = MakeDirs(c, s.name);
+    if (!st.ok()) {
+      (void)Remove(s.name);
+      return st;
+    }
+  }
+  Status st = ApplyLimits(s);
+  if (!st.ok()) (void)Remove(s.name);
+  return st;
+}
+
+Status CgroupV1::AddSelf(const std::string& name) {
+  std::string pid = std::to_string(::getpid());
+  for (const char* c : kV1Controllers)
+    if (Has(c)) TESSERA_RETURN_IF_ERROR(WriteCgroupFile(Dir(c, name) + "/cgroup.procs", pid));
+  return Status::Ok();
+}
+
+Result<std::vector<pid_t>> CgroupV1::Procs(const std::string& name) {
+  // Every job process joins every controller; read the first one mounted.
+  for (const char* c : {"freezer", "pids", "memory", "cpuset", "devices"}) {
+    if (!Has(c)) continue;
+    auto t = ReadCgroupFile(Dir(c, name) + "/cgroup.procs");
+    if (!t.ok()) return t.status();
+    return ParsePidList(*t);
+  }
+  return std::vector<pid_t>{};
+}
+
+Status CgroupV1::KillAll(const std::string& name) {
+  bool freezer = Has("freezer");
+  std::string state = freezer ? Dir("freezer", name) + "/freezer.state" : "";
+  for (int round = 0; round < 100; ++round) {
+    auto procs = Procs(name);
+    if (!procs.ok()) return Status::Ok();  // gone already
+    if (procs->empty()) return Status::Ok();
+    // Frozen processes cannot fork in between; SIGKILL is delivered once thawed.
+    if (freezer) (void)WriteCgroupFile(state, "FROZEN");
+    for (pid_t p : *procs) ::kill(p, SIGKILL);
+    if (freezer) (void)WriteCgroupFile(state, "THAWED");
+    SleepMs(50);
+  }
+  return Internal("processes of cgroup " + name + " survived SIGKILL for 5 s");
+}
+
+Result<bool> CgroupV1::OomKilled(const std::string& name) {
+  if (!Has("memory")) return false;
+  std::string d = Dir("memory", name);
+  auto oc = ReadCgroupFile(d + "/memory.oom_control");
+  if (!oc.ok()) return oc.status();
+  int64_t kills = KeyedValue(*oc, "oom_kill");
+  if (kills >= 0) return kills > 0;
+  // Kernels before 4.13 have no oom_kill counter: under_oom or a hit limit is the best sign.
+  if (KeyedValue(*oc, "under_oom") > 0) return true;
+  auto fail = ReadCgroupFile(d + "/memory.failcnt");
+  return fail.ok() && std::atoll(fail->c_str()) > 0;
+}
+
+Status CgroupV1::Remove(const std::string& name) {
+  Status first = Status::Ok();
+  for (const char* c : kV1Controllers) {
+    if (!Has(c)) continue;
+    std::string d = Dir(c, name);
+    Status st = RemoveCgroupDir(d);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+}  // namespace tessera::noded

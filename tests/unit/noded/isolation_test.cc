@@ -1,0 +1,199 @@
+// Cgroup mode detection, device rules, BPF program shape, core map, isolation plans and files,
+// RDMA discovery on a fake sysfs tree and GPU-NIC affinity.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "noded/bpf_device.h"
+#include "noded/cgroup.h"
+#include "noded/core_map.h"
+#include "noded/job_isolation.h"
+#include "noded/rdma.h"
+
+using namespace tessera;
+using namespace tessera::noded;
+namespace fs = std::filesystem;
+
+TEST_CASE("cgroup mode: v1 controllers, unified root, or none") {
+  std::string hybrid =
+      "tmpfs /sys/fs/cgroup tmpfs rw 0 0\n"
+      "cgroup /sys/fs/cgroup/cpuset cgroup rw,relatime,cpuset 0 0\n"
+      "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n"
+      "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,cpu,cpuacct 0 0\n"
+      "cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n";
+  auto m = DetectCgroups(hybrid, "/sys/fs/cgroup/");
+  CHECK(m.mode == CgroupMode::kV1);
+  CHECK(m.v1.at("memory") == "/sys/fs/cgroup/memory");
+  CHECK(m.v1.count("pids") == 0);
+  auto v2 = DetectCgroups("cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n", "/sys/fs/cgroup");
+  CHECK(v2.mode == CgroupMode::kV2);
+  CHECK(v2.unified == "/sys/fs/cgroup");
+  CHECK(DetectCgroups("proc /proc proc rw 0 0\n", "/sys/fs/cgroup").mode == CgroupMode::kNone);
+  CHECK(DetectCgroups(hybrid, "/elsewhere").mode == CgroupMode::kNone);
+  CHECK(MakeCgroupManager(DetectCgroups("", "/x")) == nullptr);
+}
+
+TEST_CASE("device rules round-trip and bad ones are named") {
+  for (const auto& r : StandardDeviceRules()) {
+    auto back = ParseDeviceRule(DeviceRuleText(r));
+    REQUIRE(back.ok());
+    CHECK(*back == r);
+  }
+  CHECK(DeviceRuleText({'c', 195, 0, "rwm"}) == "c 195:0 rwm");
+  CHECK(DeviceRuleText({'c', -1, -1, "m"}) == "c *:* m");
+  auto bad = ParseDeviceRule("x 1:2 rw");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("x 1:2 rw") != std::string::npos);
+  CHECK_FALSE(ParseDeviceRule("c 1 rw").ok());
+  CHECK_FALSE(ParseDeviceRule("c 1:2 rwx").ok());
+}
+
+TEST_CASE("BPF device program: prologue, one block per rule, default deny") {
+  auto p = BuildDeviceProgram({{'c', 1, 3, "rwm"}, {'c', 195, -1, "rw"}});
+  REQUIRE(p.size() > 8);
+  CHECK(p.back().code == (BPF_JMP | BPF_EXIT));
+  CHECK(p[p.size() - 2].imm == 0);  // r0 = 0: deny when nothing matched
+  // Every jump lands inside the program.
+  for (size_t i = 0; i < p.size(); ++i)
+    if (BPF_CLASS(p[i].code) == BPF_JMP && BPF_OP(p[i].code) != BPF_EXIT)
+      CHECK(i + 1 + p[i].off < p.size());
+  int allows = 0;
+  for (const auto& in : p) allows += in.code == (BPF_ALU64 | BPF_MOV | BPF_K) && in.imm == 1;
+  CHECK(allows == 2);
+}
+
+TEST_CASE("core map: disjoint cores while possible, restore, release") {
+  CoreMap m({0, 1, 2, 3});
+  CHECK(m.Assign(1, 2) == std::vector<uint32_t>{0, 1});
+  CHECK(m.Assign(2, 1) == std::vector<uint32_t>{2});
+  CHECK(m.Assign(1, 2) == std::vector<uint32_t>{0, 1});  // idempotent
+  CHECK(m.Free() == std::vector<uint32_t>{3});
+  CHECK(m.Assign(3, 2).size() == 2);                      // overcommitted: least used first
+  m.Release(1);
+  m.Release(3);
+  CHECK(m.Free() == std::vector<uint32_t>{0, 1, 3});
+  m.Restore(4, {3, 9});                                    // 9 is not on this node
+  CHECK(m.Free() == std::vector<uint32_t>{0, 1});
+  CHECK(m.Assign(5, 99).size() == 4);                      // clamped
+  CHECK(FormatCpuList({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8");
+  CHECK(*ParseCpuList("0-2,5\n") == std::vector<uint32_t>{0, 1, 2, 5});
+  CHECK_FALSE(ParseCpuList("3-1").ok());
+}
+
+TEST_CASE("isolation plan: memory from the alloc, cores, GPU devices, HCAs; file round trip") {
+  IsolationFacts f;
+  f.node_name = "n1";
+  f.cgroup_root = "/sys/fs/cgroup";
+  f.cgroup_parent = CgroupParentFor("n1", "/var/spool/n1");
+  f.pids_max = 100;
+  GpuInfo g0, g1;
+  g0.index = 0, g0.minor = 0, g0.numa_node = 0;
+  g1.index = 1, g1.minor = 1, g1.numa_node = 1;
+  g1.mig = {{"1g.10gb", 0, 1, "MIG-x", 1}};
+  f.gpus = {g0, g1};
+  f.gpu_shared_devices = {{'c', 195, 255, "rwm"}};
+  f.rdma_devices = {{'c', 231, 192, "rwm"}};
+  RdmaPort a{"mlx5_0", 1, "ACTIVE", "", "InfiniBand", 0, ""};
+  RdmaPort b{"mlx5_1", 1, "ACTIVE", "", "InfiniBand", 1, ""};
+  f.hcas = {a, b};
+  tessera::v1::LaunchJob l;
+  l.set_job_id(12);
+  auto* al = l.add_alloc();
+  al->set_node("n1");
+  al->set_cpus(2);
+  al->set_mem_mib(50);
+  al->add_mig_uuids("MIG-x");
+  IsolationPlanner planner(f, CoreMap({0, 1, 2, 3}));
+  JobIsolation iso = planner.Plan(l);
+  CHECK(iso.cgroup.name == f.cgroup_parent + "/job_12");
+  CHECK(iso.cgroup.cpus == "0-1");
+  CHECK(iso.cgroup.memory_bytes == 50ull << 20);
+  CHECK(iso.cgroup.pids_max == 100);
+  CHECK(iso.cgroup.restrict_devices);
+  auto has = [&](DeviceRule r) {
+    return std::find(iso.cgroup.devices.begin(), iso.cgroup.devices.end(), r) !=
+           iso.cgroup.devices.end();
+  };
+  CHECK(has({'c', 195, 1, "rwm"}));     // the MIG slice's parent GPU
+  CHECK_FALSE(has({'c', 195, 0, "rwm"}));
+  CHECK(has({'c', 195, 255, "rwm"}));
+  CHECK(has({'c', 231, 192, "rwm"}));
+  CHECK(iso.hcas == std::vector<std::string>{"mlx5_1:1"});  // same NUMA node as GPU 1
+  auto back = ParseJobIsolation(FormatJobIsolation(iso));
+  REQUIRE(back.ok());
+  CHECK(back->cgroup.cpus == "0-1");
+  CHECK(back->cgroup.devices == iso.cgroup.devices);
+  CHECK(back->hcas == iso.hcas);
+  auto bad = ParseJobIsolation("cpus=0-1\nmemory_bytes=lots\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("line 2") != std::string::npos);
+  // Restart: a new planner restored from the file does not hand out the same cores.
+  IsolationPlanner again(f, CoreMap({0, 1, 2, 3}));
+  again.Restore(12, *back);
+  CHECK(again.cores().Free() == std::vector<uint32_t>{2, 3});
+  // Without cgroups: no cgroup name, still HCAs.
+  f.cgroup_root.clear();
+  JobIsolation none = PlanJobIsolation(l, f, {0});
+  CHECK(none.cgroup_root.empty());
+  CHECK(none.hcas.size() == 1);
+}
+
+namespace {
+
+void Write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+}  // namespace
+
+TEST_CASE("RDMA discovery from a fake sysfs tree and GPU-NIC affinity") {
+  char tmpl[] = "/tmp/tessera-sysfs-XXXXXX";
+  fs::path root = mkdtemp(tmpl);
+  // Two switches under one root port on NUMA 0, a third HCA on NUMA 1, one port down.
+  fs::path sw0 = root / "devices/pci0000:00/0000:00:01.0/0000:01:00.0";
+  fs::path sw1 = root / "devices/pci0000:00/0000:00:02.0/0000:02:00.0";
+  fs::path sw2 = root / "devices/pci0000:80/0000:80:01.0/0000:81:00.0";
+  struct Hca { std::string name; fs::path dev; int numa; std::string state; };
+  std::vector<Hca> hcas = {{"mlx5_0", sw0 / "0000:03:00.0", 0, "4: ACTIVE"},
+                           {"mlx5_1", sw1 / "0000:04:00.0", 0, "4: ACTIVE"},
+                           {"mlx5_2", sw2 / "0000:85:00.0", 1, "4: ACTIVE"},
+                           {"mlx5_3", sw2 / "0000:86:00.0", 1, "1: DOWN"}};
+  for (const auto& h : hcas) {
+    Write(h.dev / "numa_node", std::to_string(h.numa) + "\n");
+    fs::path cls = root / "class/infiniband" / h.name;
+    fs::create_directories(cls);
+    fs::create_directory_symlink(h.dev, cls / "device");
+    Write(cls / "ports/1/state", h.state + "\n");
+    Write(cls / "ports/1/rate", "200 Gb/sec (4X HDR)\n");
+    Write(cls / "ports/1/link_layer", "InfiniBand\n");
+  }
+  auto ports = DiscoverRdma(root.string());
+  REQUIRE(ports.ok());
+  REQUIRE(ports->size() == 4);
+  CHECK((*ports)[0].device == "mlx5_0");
+  CHECK((*ports)[0].state == "ACTIVE");
+  CHECK((*ports)[0].rate == "200 Gb/sec (4X HDR)");
+  CHECK((*ports)[2].numa_node == 1);
+  CHECK((*ports)[3].state == "DOWN");
+  CHECK((*ports)[1].pci_path == fs::canonical(hcas[1].dev).string());
+
+  auto names = [](const std::vector<RdmaPort>& v) {
+    std::vector<std::string> out;
+    for (const auto& p : v) out.push_back(p.Name());
+    return out;
+  };
+  // A GPU behind switch 1 gets mlx5_1 (same switch beats same NUMA node).
+  GpuLocality gpu_sw1{0, fs::canonical(sw1).string() + "/0000:05:00.0"};
+  CHECK(names(ChooseHcas({gpu_sw1}, *ports)) == std::vector<std::string>{"mlx5_1:1"});
+  // A GPU on NUMA 1 without a path: mlx5_2 (mlx5_3 is down).
+  CHECK(names(ChooseHcas({{1, ""}}, *ports)) == std::vector<std::string>{"mlx5_2:1"});
+  // Two GPUs: one HCA each.
+  CHECK(names(ChooseHcas({gpu_sw1, {1, ""}}, *ports)) ==
+        std::vector<std::string>{"mlx5_1:1", "mlx5_2:1"});
+  // No GPUs: every active port.
+  CHECK(ChooseHcas({}, *ports).size() == 3);
+  CHECK(DiscoverRdma((root / "nothing").string())->empty());
+  fs::remove_all(root);
+}
