@@ -27,7 +27,7 @@ const std::set<std::string> kIgnoredSlurmKeys = {
     "healthcheckprogram", "healthcheckinterval", "topologyplugin", "preempttype",
     "preemptmode", "clustername_unused", "accountingstoragehost", "accountingstorageport",
     "accountingstorageenforce", "jobcomploc", "slurmdusers", "statesavelocation_unused",
-    "maxarraysize", "defmempercpu", "maxmempercpu", "slurmschedlogfile", "enforcepartlimits",
+    "defmempercpu", "maxmempercpu", "slurmschedlogfile", "enforcepartlimits",
     "slurmduser", "srunportrange", "propagateresourcelimitsexcept", "usepam", "killonbadexit",
     "treewidth", "rebootprogram", "resumeprogram", "suspendprogram", "plugindir",
 };
@@ -169,6 +169,12 @@ class Builder {
     if (k == "killwait") return secs(&c_->kill_wait_s);
     if (k == "minjobage") return secs(&c_->min_job_age_s);
     if (k == "schedulerinterval") return secs(&c_->sched_interval_s);
+    if (k == "maxarraysize") {
+      auto n = ParseUint(p.value, p.raw_key);
+      if (!n.ok() || *n == 0 || *n > 4000001) return BadValue(where, p, "expected 1..4000001");
+      c_->max_array_size = static_cast<uint32_t>(*n);
+      return Status::Ok();
+    }
     if (k == "slurmuser" || k == "tesserauser") { c_->cluster_user = p.value; return Status::Ok(); }
     if (k == "tesseraadmins") { c_->admins = SplitComma(p.value); return Status::Ok(); }
     if (k == "tesseraoperators") { c_->operators = SplitComma(p.value); return Status::Ok(); }

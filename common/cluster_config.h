@@ -68,6 +68,7 @@ struct ClusterConfig {
   int64_t kill_wait_s = 30;          // KillWait
   int64_t min_job_age_s = 300;       // MinJobAge: finished jobs stay visible in tqueue
   int64_t sched_interval_s = 5;
+  uint32_t max_array_size = 1001;     // MaxArraySize: array indices must be below it
   std::string cluster_user = "root"; // SlurmUser / TesseraUser
   std::vector<std::string> admins;   // TesseraAdmins
   std::vector<std::string> operators;

@@ -43,4 +43,28 @@ std::string ExpandFilenamePattern(const std::string& pattern, const FilenameVars
   return out;
 }
 
+std::string ExpandArrayCodes(const std::string& pattern, uint64_t array_job_id, uint32_t task_id) {
+  std::string pat = pattern.empty() ? "slurm-%A_%a.out" : pattern;
+  std::string out;
+  for (size_t i = 0; i < pat.size(); ++i) {
+    if (pat[i] != '%' || i + 1 >= pat.size()) {
+      out += pat[i];
+      continue;
+    }
+    size_t j = i + 1;
+    size_t width = 0;
+    while (j < pat.size() && std::isdigit(static_cast<unsigned char>(pat[j])) && width < 10)
+      width = width * 10 + static_cast<size_t>(pat[j++] - '0');
+    if (j < pat.size() && (pat[j] == 'A' || pat[j] == 'a')) {
+      std::string s = std::to_string(pat[j] == 'A' ? array_job_id : task_id);
+      if (s.size() < width) s.insert(0, width - s.size(), '0');
+      out += s;
+    } else {
+      out += pat.substr(i, j - i + 1);  // "%%", "%j", ... stay for the node
+    }
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace tessera

@@ -20,4 +20,9 @@ struct FilenameVars {
 std::string ExpandFilenamePattern(const std::string& pattern, const FilenameVars& v,
                                   const std::string& workdir);
 
+// Expands only %A and %a (with widths) and leaves every other code, "%%" included, as written:
+// the controller resolves array codes per element; the node resolves the rest.
+// An empty pattern becomes "slurm-%A_%a.out" first.
+std::string ExpandArrayCodes(const std::string& pattern, uint64_t array_job_id, uint32_t task_id);
+
 }  // namespace tessera

@@ -2,9 +2,12 @@
 
 #include <pwd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <iostream>
 
+#include "common/array_spec.h"
 #include "common/hostlist.h"
 #include "ctld/log.h"
 
@@ -78,6 +81,13 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
     tasks += g.count;
   }
   if (tasks > kMaxTasks) return InvalidArgument("too many tasks");
+  if (!spec.array.empty()) {
+    auto a = ParseArraySpec(spec.array);
+    if (!a.ok()) return InvalidArgument("--array: " + a.status().message());
+    if (a->indices.back() >= cfg_->max_array_size)
+      return InvalidArgument("--array: index " + std::to_string(a->indices.back()) +
+                             " is not below MaxArraySize=" + std::to_string(cfg_->max_array_size));
+  }
   if (spec.nodes_max && spec.nodes_max < spec.nodes_min)
     return InvalidArgument("--nodes: maximum " + std::to_string(spec.nodes_max) + " is below minimum " + std::to_string(spec.nodes_min));
   if (spec.nodes_min > tasks)
@@ -123,6 +133,36 @@ void Controller::Submit(JobRecord draft, std::function<void(Result<uint64_t>)> d
                [this](std::function<void()> f) { core_->Post(std::move(f)); });
 }
 
+Controller::WhatIf Controller::WouldStart(const JobRecord& draft) {
+  int64_t now = clock_->Now();
+  auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), nodes_, now,
+                                    [this](uint64_t id) { return jobs_.IsDurable(id); });
+  sched::JobSnap probe = SchedBridge::ToSnap(draft);
+  probe.id = UINT64_MAX;  // never a real job id
+  probe.submit_time = now;
+  probe.eligible_time = now;
+  snap.pending.push_back(probe);
+  auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
+  WhatIf w;
+  w.partition = draft.partition;
+  for (const auto& d : result.decisions) {
+    if (d.job_id != UINT64_MAX) continue;
+    std::vector<std::string> names;
+    if (d.kind == sched::Decision::Kind::kStart) {
+      w.start_time = now;
+      for (const auto& p : d.placement) {
+        names.push_back(p.node);
+        w.cpus += p.cpus;
+      }
+    } else {
+      w.start_time = d.expected_start;
+      names = d.reserved_nodes;
+    }
+    w.nodes = CompressHostlist(names);
+  }
+  return w;
+}
+
 Status Controller::Cancel(uint64_t id, const Caller& c, int signal) {
   JobRecord* j = jobs_.Find(id);
   if (!j) return NotFound("Invalid job id specified: " + std::to_string(id));
@@ -136,7 +176,10 @@ Status Controller::Cancel(uint64_t id, const Caller& c, int signal) {
   }
   bool needs_signal = false;
   TESSERA_RETURN_IF_ERROR(jobs_.Cancel(id, c, &needs_signal));
-  if (!needs_signal) return Status::Ok();
+  if (!needs_signal) {
+    stats_.jobs_cancelled++;
+    return Status::Ok();
+  }
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
     n->link->Signal(id, 0);
@@ -158,6 +201,33 @@ Status Controller::Requeue(uint64_t id, const Caller& c) {
   } else {
     FinishJob(*j, JobState::kCancelled, 0, 0, 0, "requeued", nullptr);
   }
+  return Status::Ok();
+}
+
+Status Controller::Suspend(uint64_t id, const Caller& c, bool suspend) {
+  JobRecord* j = jobs_.Find(id);
+  if (!j) return NotFound("Invalid job id specified: " + std::to_string(id));
+  if (!c.admin) return PermissionDenied("only operators and administrators may suspend or resume jobs");
+  JobState want = suspend ? JobState::kRunning : JobState::kSuspended;
+  if (j->State() != want)
+    return FailedPrecondition("Job " + std::to_string(id) + (suspend ? " is not running" : " is not suspended"));
+  NodeRuntime* n = nodes_.Find(j->alloc.front().node);
+  if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
+  n->link->Signal(id, suspend ? SIGSTOP : SIGCONT);
+  jobs_.MarkSuspended(id, suspend);
+  return Status::Ok();
+}
+
+Status Controller::UpdateJob(uint64_t id, const Caller& c, const JobUpdate& u) {
+  const JobRecord* j = jobs_.Find(id);
+  if (j && !u.partition.empty()) {
+    const PartitionConfig* p = cfg_->FindPartition(u.partition);
+    if (!p) return InvalidArgument("invalid partition specified: " + u.partition);
+    if (p->max_time_s >= 0 && (j->time_limit_s < 0 || j->time_limit_s > p->max_time_s))
+      return InvalidArgument("the job's time limit exceeds MaxTime of partition " + p->name);
+  }
+  TESSERA_RETURN_IF_ERROR(jobs_.Update(id, c, u));
+  RequestSchedule();
   return Status::Ok();
 }
 
@@ -235,7 +305,8 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
   // Jobs we think run on this node (batch host) but the node does not report.
   std::vector<uint64_t> lost;
   for (auto& [id, j] : jobs_.jobs()) {
-    if (j.State() != JobState::kRunning || j.alloc.empty() || j.alloc.front().node != info.node) continue;
+    bool active = j.State() == JobState::kRunning || j.State() == JobState::kSuspended;
+    if (!active || j.alloc.empty() || j.alloc.front().node != info.node) continue;
     if (!Contains(info.running, id) && !Contains(finished_ids, id)) lost.push_back(id);
   }
   for (uint64_t id : lost) {
@@ -252,8 +323,8 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
   // Jobs the node runs that we do not think run there: kill them.
   for (uint64_t id : info.running) {
     JobRecord* j = jobs_.Find(id);
-    if (!j || j->State() != JobState::kRunning || j->alloc.empty() || j->alloc.front().node != info.node)
-      reply.kill_jobs.push_back(id);
+    bool active = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended);
+    if (!active || j->alloc.empty() || j->alloc.front().node != info.node) reply.kill_jobs.push_back(id);
   }
   for (const auto& f : info.finished) OnJobFinished(info.node, f);
   Log("node " + info.node + " registered (" + std::to_string(info.running.size()) + " running, " +
@@ -270,7 +341,8 @@ void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t
   // and the job requeued or failed meanwhile) is stale: stop it.
   for (uint64_t id : running) {
     JobRecord* j = jobs_.Find(id);
-    bool ours = j && j->State() == JobState::kRunning && !j->alloc.empty() && j->alloc.front().node == node;
+    bool ours = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended) &&
+                !j->alloc.empty() && j->alloc.front().node == node;
     if (!ours && n->link) {
       Log("node " + node + " still runs job " + std::to_string(id) + " which is not running there; cancelling it");
       n->link->Signal(id, 0);
@@ -293,8 +365,8 @@ void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Fini
     });
   };
   JobRecord* j = jobs_.Find(id);
-  if (!j || IsFinished(j->State()) || j->State() != JobState::kRunning || j->alloc.empty() ||
-      j->alloc.front().node != node) {
+  bool active = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended);
+  if (!active || j->alloc.empty() || j->alloc.front().node != node) {
     ack();  // a stale report (e.g. from a node declared dead before the job was requeued)
     return;
   }
@@ -334,6 +406,9 @@ void Controller::OnDisconnect(const std::string& node, const NodeLink* link) {
 
 void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
                            const std::string& msg, std::function<void()> after_durable) {
+  if (state == JobState::kCompleted) stats_.jobs_completed++;
+  else if (state == JobState::kCancelled) stats_.jobs_cancelled++;
+  else stats_.jobs_failed++;
   nodes_.Release(j);
   jobs_.MarkFinished(j.job_id, state, code, sig, end, msg, [after_durable](const Status& st) {
     if (st.ok() && after_durable) after_durable();
@@ -398,6 +473,7 @@ void Controller::RunCycle() {
   auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), nodes_, now,
                                     [this](uint64_t id) { return jobs_.IsDurable(id); });
   auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
+  stats_.jobs_backfilled += result.jobs_backfilled;
   if (!result.status.ok() && !logged_cycle_error_) {
     Log("scheduling cycle failed: " + result.status.message());
     logged_cycle_error_ = true;

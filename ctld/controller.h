@@ -53,6 +53,10 @@ struct CtldStats {
   int64_t total_cycle_us = 0;
   uint64_t jobs_submitted = 0;
   uint64_t jobs_started = 0;
+  uint64_t jobs_completed = 0;
+  uint64_t jobs_cancelled = 0;
+  uint64_t jobs_failed = 0;
+  uint64_t jobs_backfilled = 0;
 };
 
 class Controller {
@@ -79,8 +83,20 @@ class Controller {
   Result<JobRecord> PrepareSubmit(JobSpec spec, const Caller& caller, uint32_t as_uid,
                                   const std::string& submit_host);
   void Submit(JobRecord draft, std::function<void(Result<uint64_t>)> done);
+  // tbatch --test-only: where and when `draft` would start if submitted now.
+  struct WhatIf {
+    int64_t start_time = 0;  // 0 unknown
+    std::string nodes;
+    std::string partition;
+    uint32_t cpus = 0;
+  };
+  WhatIf WouldStart(const JobRecord& draft);
   Status Cancel(uint64_t id, const Caller& c, int signal);
   Status Requeue(uint64_t id, const Caller& c);
+  // Admins: stop (SIGSTOP) or continue (SIGCONT) a running job's processes.
+  Status Suspend(uint64_t id, const Caller& c, bool suspend);
+  // Field updates; a new partition must exist and admit the job's time limit.
+  Status UpdateJob(uint64_t id, const Caller& c, const JobUpdate& u);
   Status UpdateNode(const std::string& name, const std::string& action, const std::string& reason);
   // Swaps in a new, already validated configuration.
   void Reconfigure(std::shared_ptr<const ClusterConfig> cfg, std::shared_ptr<const sched::SchedConfig> sched_cfg);

@@ -36,6 +36,7 @@ sched::RunningSnap ToRunning(const JobRecord& j) {
   r.account = j.spec.account;
   r.qos = j.spec.qos;
   r.partition = j.partition;
+  r.array_job_id = j.array_job_id;
   r.start_time = j.start_time;
   r.end_time = j.time_limit_s < 0 ? sched::kNever : j.start_time + j.time_limit_s;
   for (const auto& a : j.alloc)
@@ -70,6 +71,9 @@ sched::JobSnap SchedBridge::ToSnap(const JobRecord& j) {
   s.constraint = j.spec.constraint;
   s.dependency = j.spec.dependency;
   if (j.held) s.hold_reason = "JobHeldUser";
+  s.array_job_id = j.array_job_id;
+  s.array_task_id = j.array_task_id;
+  s.array_max_running = j.array_max_running;
   return s;
 }
 

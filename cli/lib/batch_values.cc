@@ -5,6 +5,7 @@
 
 #include "cli/lib/signal_names.h"
 #include "cli/lib/text_util.h"
+#include "common/array_spec.h"
 #include "common/duration.h"
 
 namespace tessera::cli {
@@ -31,71 +32,16 @@ Result<SignalSpec> ParseSignalSpec(const std::string& value) {
   return out;
 }
 
-namespace {
-
-Result<uint32_t> Index(const std::string& s) {
-  auto n = ParseUint(s, "index");
-  if (!n.ok() || *n > kMaxArrayIndex)
-    return InvalidArgument("bad index \"" + s + "\" (0-" + std::to_string(kMaxArrayIndex) + ")");
-  return static_cast<uint32_t>(*n);
-}
-
-}  // namespace
-
 Result<uint32_t> ValidateArraySpec(const std::string& value) {
-  std::string v = value;
-  size_t pct = v.find('%');
-  if (pct != std::string::npos) {
-    auto lim = ParseUint(v.substr(pct + 1), "limit");
-    if (!lim.ok() || *lim == 0) return InvalidArgument("bad %limit (expected a positive integer)");
-    v = v.substr(0, pct);
-  }
-  if (v.empty()) return InvalidArgument("expected indices such as 0-15, 1,3,5-7 or 0-20:2");
-  uint64_t total = 0;
-  for (const std::string& item : Split(v, ',')) {
-    std::string range = item;
-    uint32_t step = 1;
-    if (size_t colon = range.find(':'); colon != std::string::npos) {
-      auto s = ParseUint(range.substr(colon + 1), "step");
-      if (!s.ok() || *s == 0 || *s > kMaxArrayIndex) return InvalidArgument("bad step in \"" + item + "\"");
-      step = static_cast<uint32_t>(*s);
-      range = range.substr(0, colon);
-    }
-    size_t dash = range.find('-');
-    auto lo = Index(range.substr(0, dash));
-    if (!lo.ok()) return lo.status();
-    uint32_t hi = *lo;
-    if (dash != std::string::npos) {
-      auto h = Index(range.substr(dash + 1));
-      if (!h.ok()) return h.status();
-      if (*h < *lo) return InvalidArgument("descending range \"" + item + "\"");
-      hi = *h;
-    }
-    total += (hi - *lo) / step + 1;
-  }
-  if (total > kMaxArrayIndex) return InvalidArgument("too many indices");
-  return static_cast<uint32_t>(total);
+  auto a = ParseArraySpec(value);
+  if (!a.ok()) return a.status();
+  return static_cast<uint32_t>(a->indices.size());
 }
 
 Result<std::vector<uint32_t>> ExpandArraySpec(const std::string& value) {
-  TESSERA_RETURN_IF_ERROR(ValidateArraySpec(value).status());
-  std::string v = value.substr(0, value.find('%'));
-  std::vector<uint32_t> out;
-  for (const std::string& item : Split(v, ',')) {
-    std::string range = item;
-    uint32_t step = 1;
-    if (size_t colon = range.find(':'); colon != std::string::npos) {
-      step = static_cast<uint32_t>(*ParseUint(range.substr(colon + 1), "step"));
-      range = range.substr(0, colon);
-    }
-    size_t dash = range.find('-');
-    uint32_t lo = *Index(range.substr(0, dash));
-    uint32_t hi = dash == std::string::npos ? lo : *Index(range.substr(dash + 1));
-    for (uint64_t i = lo; i <= hi; i += step) out.push_back(static_cast<uint32_t>(i));
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  auto a = ParseArraySpec(value);
+  if (!a.ok()) return a.status();
+  return a->indices;
 }
 
 Result<SwitchesSpec> ParseSwitches(const std::string& value) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/array_spec.h"
 #include "common/status.h"
 
 namespace tessera::cli {
@@ -21,7 +22,7 @@ Result<SignalSpec> ParseSignalSpec(const std::string& value);
 
 // Validates a Slurm array spec; returns the number of indices. Indices must be 0..kMaxArrayIndex,
 // ranges ascending, steps >= 1, the %limit >= 1.
-inline constexpr uint32_t kMaxArrayIndex = 1000000;
+// (Thin wrappers over common/array_spec.h.)
 Result<uint32_t> ValidateArraySpec(const std::string& value);
 // The indices of a valid array spec in ascending order (the %limit ignored).
 Result<std::vector<uint32_t>> ExpandArraySpec(const std::string& value);

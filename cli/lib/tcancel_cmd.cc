@@ -128,6 +128,7 @@ std::vector<std::string> ResolveElements(ControllerApi& api, CancelArgs& a) {
   std::vector<std::string> errors;
   if (a.elements.empty()) return errors;
   pb::ListJobsRequest lr;
+  lr.set_expand_arrays(true);  // each element with its own job id
   auto jobs = api.ListJobs(lr);
   for (auto [array_id, index] : a.elements) {
     uint64_t found = 0;

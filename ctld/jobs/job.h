@@ -60,12 +60,13 @@ struct JobSpec {
   int32_t nice = 0;
   int64_t begin_time = 0;
   std::string dependency;
+  std::string array;            // --array as given ("0-15%4")
 };
 BOOST_DESCRIBE_STRUCT(JobSpec, (),
                       (name, script, argv, workdir, env, stdout_pattern, stderr_pattern,
                        partition, qos, account, task_groups, gang_min, nodes_min, nodes_max,
                        time_limit_s, hold, requeue, comment, exclusive, constraint, nodelist,
-                       exclude, nice, begin_time, dependency))
+                       exclude, nice, begin_time, dependency, array))
 
 struct NodeAlloc {
   std::string node;
@@ -99,6 +100,9 @@ struct JobRecord {
   int64_t time_limit_s = -1;   // resolved; -1 unlimited
   bool cancel_requested = false;
   std::string message;         // why it failed, when known
+  uint64_t array_job_id = 0;   // array elements: the id of the array's first element
+  uint32_t array_task_id = 0;
+  uint32_t array_max_running = 0;
   // Memory only (not described, so never persisted): the backfill reservation's start time.
   int64_t expected_start = 0;
 
@@ -110,7 +114,8 @@ struct JobRecord {
 BOOST_DESCRIBE_STRUCT(JobRecord, (),
                       (job_id, spec, uid, gid, user, submit_host, state, reason, held, priority,
                        submit_time, eligible_time, start_time, end_time, exit_code, exit_signal,
-                       alloc, requeue_count, partition, time_limit_s, cancel_requested, message))
+                       alloc, requeue_count, partition, time_limit_s, cancel_requested, message,
+                       array_job_id, array_task_id, array_max_running))
 
 // Event types. Each documents the detail fields it carries.
 namespace event {
@@ -121,7 +126,10 @@ inline constexpr char kStarted[] = "started";        // {alloc, start_time}
 inline constexpr char kCancelRequested[] = "cancel_requested";  // {}
 inline constexpr char kFinished[] = "finished";      // {state, exit_code, exit_signal, end_time, message}
 inline constexpr char kRequeued[] = "requeued";      // {reason}: back to PENDING, requeue_count+1
-inline constexpr char kUpdated[] = "updated";        // {time_limit_s?, priority?, nice?, comment?}
+inline constexpr char kUpdated[] = "updated";        // {time_limit_s?, priority?, nice?, comment?,
+                                                     //  partition?, num_nodes?}
+inline constexpr char kSuspended[] = "suspended";    // {}: RUNNING -> SUSPENDED
+inline constexpr char kResumed[] = "resumed";        // {}: SUSPENDED -> RUNNING
 inline constexpr char kReason[] = "reason";          // {reason}: pending reason changed (not persisted)
 }  // namespace event
 

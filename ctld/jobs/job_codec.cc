@@ -94,6 +94,8 @@ std::string UpdatedDetail(const JobUpdate& u) {
   if (u.priority >= 0) o["priority"] = u.priority;
   if (u.set_nice) o["nice"] = u.nice;
   if (u.set_comment) o["comment"] = u.comment;
+  if (!u.partition.empty()) o["partition"] = u.partition;
+  if (u.num_nodes) o["num_nodes"] = u.num_nodes;
   return json::serialize(o);
 }
 
@@ -137,6 +139,12 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       if (auto* v = d.if_contains("priority")) r.priority = v->to_number<int64_t>();
       if (auto* v = d.if_contains("nice")) r.spec.nice = v->to_number<int32_t>();
       if (auto* v = d.if_contains("comment")) r.spec.comment = json::value_to<std::string>(*v);
+      if (auto* v = d.if_contains("partition")) r.partition = r.spec.partition = json::value_to<std::string>(*v);
+      if (auto* v = d.if_contains("num_nodes")) r.spec.nodes_min = r.spec.nodes_max = v->to_number<uint32_t>();
+    } else if (e.type == event::kSuspended) {
+      r.state = static_cast<int>(JobState::kSuspended);
+    } else if (e.type == event::kResumed) {
+      r.state = static_cast<int>(JobState::kRunning);
     } else if (e.type == event::kReason) {
       r.reason = json::value_to<std::string>(d.at("reason"));
     } else {

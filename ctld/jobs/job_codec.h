@@ -29,6 +29,8 @@ struct JobUpdate {
   int32_t nice = 0;
   bool set_comment = false;
   std::string comment;
+  std::string partition;      // "" = unchanged (pending jobs only; validated by the controller)
+  uint32_t num_nodes = 0;     // 0 = unchanged (pending jobs only)
 };
 std::string UpdatedDetail(const JobUpdate& u);
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "common/array_spec.h"
+#include "common/filename_pattern.h"
+
 namespace tessera::ctld {
 
 void JobManager::Recover(const Recovered& rec) {
@@ -44,10 +47,46 @@ void JobManager::CommitBatch(Batch b, Done done) {
   });
 }
 
+namespace {
+
+// The element-specific part of an array element: ids, output names and SLURM_ARRAY_* variables.
+void MakeElement(JobRecord& r, JobPayload& p, uint64_t array_id, uint32_t index, const ArraySpec& a) {
+  r.array_job_id = array_id;
+  r.array_task_id = index;
+  r.array_max_running = a.max_running;
+  r.spec.stdout_pattern = ExpandArrayCodes(r.spec.stdout_pattern, array_id, index);
+  if (!r.spec.stderr_pattern.empty())
+    r.spec.stderr_pattern = ExpandArrayCodes(r.spec.stderr_pattern, array_id, index);
+  const std::pair<const char*, std::string> vars[] = {
+      {"ARRAY_JOB_ID", std::to_string(array_id)},
+      {"ARRAY_TASK_ID", std::to_string(index)},
+      {"ARRAY_TASK_COUNT", std::to_string(a.indices.size())},
+      {"ARRAY_TASK_MIN", std::to_string(a.indices.front())},
+      {"ARRAY_TASK_MAX", std::to_string(a.indices.back())},
+  };
+  for (const auto& [k, v] : vars) {
+    p.env[std::string("SLURM_") + k] = v;
+    p.env[std::string("TESSERA_") + k] = v;
+  }
+}
+
+}  // namespace
+
 uint64_t JobManager::Submit(JobRecord draft, std::function<void(Result<uint64_t>)> done,
                             const std::function<void(std::function<void()>)>& post_to_core) {
+  ArraySpec array;
+  if (!draft.spec.array.empty()) {
+    auto a = ParseArraySpec(draft.spec.array);
+    if (!a.ok()) {
+      done(a.status());
+      return 0;
+    }
+    array = std::move(*a);
+  } else {
+    array.indices = {0};
+  }
+  bool is_array = !draft.spec.array.empty();
   Batch b;
-  draft.job_id = NextId(&b);
   draft.submit_time = clock_->Now();
   draft.eligible_time = draft.submit_time;
   draft.state = static_cast<int>(JobState::kPending);
@@ -56,25 +95,30 @@ uint64_t JobManager::Submit(JobRecord draft, std::function<void(Result<uint64_t>
   JobPayload payload{std::move(draft.spec.script), std::move(draft.spec.env)};
   draft.spec.script.clear();
   draft.spec.env.clear();
-  b.PutPayload(draft.job_id, payload);
-  JobRecord initial = draft;
-  JobRecord& r = jobs_[draft.job_id];
-  r.job_id = draft.job_id;
-  Transition(r, event::kSubmitted, EncodeRecord(initial), &b);
-  uint64_t id = r.job_id;
-  in_flight_[id] = true;
-  CommitBatch(std::move(b), [this, id, done = std::move(done), post_to_core](const Status& st) {
-    post_to_core([this, id, st, done] {
-      in_flight_.erase(id);
-      if (!st.ok()) {
-        jobs_.erase(id);  // never acknowledged, never visible
-        done(st);
-        return;
+  std::vector<uint64_t> ids;
+  for (uint32_t index : array.indices) {
+    JobRecord initial = draft;
+    initial.job_id = NextId(&b);
+    JobPayload p = payload;
+    if (is_array) MakeElement(initial, p, ids.empty() ? initial.job_id : ids.front(), index, array);
+    b.PutPayload(initial.job_id, p);
+    JobRecord& r = jobs_[initial.job_id];
+    r.job_id = initial.job_id;
+    Transition(r, event::kSubmitted, EncodeRecord(initial), &b);
+    in_flight_[r.job_id] = true;
+    ids.push_back(r.job_id);
+  }
+  CommitBatch(std::move(b), [this, ids, done = std::move(done), post_to_core](const Status& st) {
+    post_to_core([this, ids, st, done] {
+      for (uint64_t id : ids) {
+        in_flight_.erase(id);
+        if (!st.ok()) jobs_.erase(id);  // never acknowledged, never visible
       }
-      done(id);
+      if (!st.ok()) return done(st);
+      done(ids.front());
     });
   });
-  return id;
+  return ids.front();
 }
 
 JobRecord* JobManager::Find(uint64_t id) {
@@ -124,6 +168,8 @@ Status JobManager::Update(uint64_t id, const Caller& c, const JobUpdate& u) {
     if (raise) return PermissionDenied("only administrators may increase a job's time limit");
   }
   if (u.set_nice && u.nice < 0 && !c.admin) return PermissionDenied("only administrators may set a negative nice value");
+  if ((!u.partition.empty() || u.num_nodes) && r->State() != JobState::kPending)
+    return FailedPrecondition("Job " + std::to_string(id) + " is not pending: its partition and node count are fixed");
   Batch b;
   Transition(*r, event::kUpdated, UpdatedDetail(u), &b);
   CommitBatch(std::move(b), nullptr);
@@ -173,6 +219,14 @@ void JobManager::MarkRequeued(uint64_t id, const std::string& reason, Done done)
   Batch b;
   Transition(*r, event::kRequeued, RequeuedDetail(reason), &b);
   CommitBatch(std::move(b), std::move(done));
+}
+
+void JobManager::MarkSuspended(uint64_t id, bool suspended) {
+  JobRecord* r = Find(id);
+  if (!r) return;
+  Batch b;
+  Transition(*r, suspended ? event::kSuspended : event::kResumed, "{}", &b);
+  CommitBatch(std::move(b), nullptr);
 }
 
 void JobManager::SetReason(uint64_t id, const std::string& reason, int64_t expected_start) {

@@ -39,8 +39,10 @@ class JobManager {
   void Recover(const Recovered& rec);
   void SetListener(EventListener l) { listener_ = std::move(l); }
 
-  // Queues a validated job; `done` runs on the store thread once durable (or failed).
-  // `draft` has everything but job_id and submit_time.
+  // Queues a validated job; `done` runs on the core (via post_to_core) once durable (or failed)
+  // with the job id. `draft` has everything but job_id and submit_time. A draft whose
+  // spec.array is set becomes one job per index (consecutive ids; the first id is the array's
+  // id, given to `done`), all in one transaction: all are acknowledged or none.
   using Done = std::function<void(const Status&)>;
   uint64_t Submit(JobRecord draft, std::function<void(Result<uint64_t>)> done,
                   const std::function<void(std::function<void()>)>& post_to_core);
@@ -62,6 +64,8 @@ class JobManager {
   // end_time 0 = now.
   void MarkFinished(uint64_t id, JobState state, int32_t exit_code, int32_t exit_signal,
                     int64_t end_time, const std::string& message, Done done);
+  // RUNNING <-> SUSPENDED (the caller signals the node).
+  void MarkSuspended(uint64_t id, bool suspended);
   // Requeue (node failure of a requeueable job, or user request): back to PENDING.
   void MarkRequeued(uint64_t id, const std::string& reason, Done done);
   // Pending reason (memory only: reasons are recomputed every cycle).

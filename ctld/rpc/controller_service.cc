@@ -3,9 +3,11 @@
 #include <pwd.h>
 
 #include <algorithm>
+#include <map>
 #include <future>
 #include <set>
 
+#include "common/array_spec.h"
 #include "ctld/log.h"
 #include "ctld/rpc/convert.h"
 #include "rpc/grpc_util.h"
@@ -59,25 +61,44 @@ Result<Caller> ControllerService::Check(grpc::ServerContext* ctx, const char* me
 
 grpc::Status ControllerService::SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
                                           v1::SubmitJobResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "SubmitJob");
   auto caller = Check(ctx, "SubmitJob", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
+  std::vector<std::string> warnings;
+  Status fields = CheckRequestOnlyFields(req->spec(), &warnings);
+  if (!fields.ok()) return ToGrpc(fields);
+  if (req->spec().priority() > 0 && !caller->admin)
+    return ToGrpc(PermissionDenied("--priority requires an operator or administrator"));
   JobSpec spec = FromProto(req->spec());
   std::string host = PeerHost(ctx->peer());
   std::promise<Result<uint64_t>> done;
   auto fut = done.get_future();
+  Controller::WhatIf what_if;
   core_->Post([&, spec = std::move(spec)]() mutable {
     auto draft = ctl_->PrepareSubmit(std::move(spec), *caller, req->spec().uid(), host);
     if (!draft.ok()) return done.set_value(draft.status());
-    if (req->test_only()) return done.set_value(uint64_t{0});
+    draft->priority = req->spec().priority();
+    if (req->test_only()) {
+      what_if = ctl_->WouldStart(*draft);
+      return done.set_value(uint64_t{0});
+    }
     ctl_->Submit(std::move(*draft), [&done](Result<uint64_t> r) { done.set_value(std::move(r)); });
   });
   auto r = fut.get();
   if (!r.ok()) return ToGrpc(r.status());
   resp->set_job_id(*r);
+  for (const auto& w : warnings) resp->add_warnings(w);
+  if (req->test_only()) {
+    resp->set_expected_start_time(what_if.start_time);
+    resp->set_expected_nodes(what_if.nodes);
+    resp->set_expected_partition(what_if.partition);
+    resp->set_expected_cpus(what_if.cpus);
+  }
   return grpc::Status::OK;
 }
 
 grpc::Status ControllerService::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req, v1::JobInfo* resp) {
+  RpcTimer timer(&rpc_stats_, "GetJob");
   auto caller = Check(ctx, "GetJob", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
   bool found = core_->Call([&] {
@@ -97,18 +118,41 @@ grpc::Status ControllerService::GetJob(grpc::ServerContext* ctx, const v1::GetJo
 
 grpc::Status ControllerService::ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req,
                                          v1::ListJobsResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "ListJobs");
   auto caller = Check(ctx, "ListJobs", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
   std::vector<int> states;
   for (int s : req->states()) states.push_back(s);
   core_->Call([&] {
+    // Pending array elements that never ran are shown as one line per array (squeue's
+    // "1234_[5-15%4]"), at the position of the array's first pending element.
+    std::map<uint64_t, std::pair<int, std::vector<uint32_t>>> arrays;  // id -> (row, indices)
     for (const auto& [id, j] : ctl_->jobs().jobs()) {
       if (!ctl_->jobs().IsDurable(id)) continue;
       if (!req->include_finished() && states.empty() && IsFinished(j.State())) continue;
-      if (!Has(req->job_ids(), id) || !Has(req->uids(), j.uid) || !Has(states, j.state) ||
+      bool id_ok = Has(req->job_ids(), id) || (j.array_job_id && Has(req->job_ids(), j.array_job_id));
+      if (!id_ok || !Has(req->uids(), j.uid) || !Has(states, j.state) ||
           !Has(req->partitions(), j.partition) || !Has(req->accounts(), j.spec.account))
         continue;
+      bool collapse = !req->expand_arrays() && j.array_job_id && j.State() == JobState::kPending &&
+                      j.start_time == 0 && j.requeue_count == 0;
+      if (collapse) {
+        auto it = arrays.find(j.array_job_id);
+        if (it != arrays.end()) {
+          it->second.second.push_back(j.array_task_id);
+          continue;
+        }
+        arrays[j.array_job_id] = {resp->jobs_size(), {j.array_task_id}};
+      }
       ToProto(j, resp->add_jobs());
+    }
+    for (const auto& [array_id, row] : arrays) {
+      const auto& [index, tasks] = row;
+      if (tasks.size() < 2) continue;  // a single remaining element shows as itself
+      v1::JobInfo* info = resp->mutable_jobs(index);
+      const JobRecord* first = ctl_->jobs().Find(info->job_id());
+      info->set_job_id(array_id);
+      info->set_array_task_str(FormatArrayIndices(tasks, first ? first->array_max_running : 0));
     }
     return 0;
   });
@@ -117,6 +161,7 @@ grpc::Status ControllerService::ListJobs(grpc::ServerContext* ctx, const v1::Lis
 
 grpc::Status ControllerService::WatchJobs(grpc::ServerContext* ctx, const v1::WatchJobsRequest* req,
                                           grpc::ServerWriter<v1::JobEvent>* writer) {
+  RpcTimer timer(&rpc_stats_, "WatchJobs");
   auto caller = Check(ctx, "WatchJobs", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
   auto sub = hub_->Subscribe();
@@ -157,6 +202,7 @@ grpc::Status ControllerService::WatchJobs(grpc::ServerContext* ctx, const v1::Wa
 
 grpc::Status ControllerService::UpdateJob(grpc::ServerContext* ctx, const v1::UpdateJobRequest* req,
                                           v1::UpdateJobResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "UpdateJob");
   auto caller = Check(ctx, "UpdateJob", Role::kOwner);
   if (!caller.ok()) return ToGrpc(caller.status());
   Status st = core_->Call([&]() -> Status {
@@ -166,16 +212,19 @@ grpc::Status ControllerService::UpdateJob(grpc::ServerContext* ctx, const v1::Up
       case v1::UpdateJobRequest::HOLD: s = ctl_->jobs().Hold(id, *caller); break;
       case v1::UpdateJobRequest::RELEASE: s = ctl_->jobs().Release(id, *caller); ctl_->RequestSchedule(); break;
       case v1::UpdateJobRequest::REQUEUE: s = ctl_->Requeue(id, *caller); break;
+      case v1::UpdateJobRequest::SUSPEND: s = ctl_->Suspend(id, *caller, true); break;
+      case v1::UpdateJobRequest::RESUME: s = ctl_->Suspend(id, *caller, false); break;
       case v1::UpdateJobRequest::SET: {
         JobUpdate u;
+        u.partition = req->partition();
+        u.num_nodes = req->num_nodes();
         u.time_limit_s = req->time_limit_s();
         u.priority = req->priority() == 0 ? -1 : req->priority();
         u.set_nice = req->nice() != 0;
         u.nice = req->nice();
         u.set_comment = !req->comment().empty();
         u.comment = req->comment();
-        s = ctl_->jobs().Update(id, *caller, u);
-        ctl_->RequestSchedule();
+        s = ctl_->UpdateJob(id, *caller, u);
         break;
       }
       default: return InvalidArgument("UpdateJob: no action given");
@@ -189,6 +238,7 @@ grpc::Status ControllerService::UpdateJob(grpc::ServerContext* ctx, const v1::Up
 
 grpc::Status ControllerService::CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
                                           v1::CancelJobResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "CancelJob");
   auto caller = Check(ctx, "CancelJob", Role::kOwner);
   if (!caller.ok()) return ToGrpc(caller.status());
   if (req->signal() < 0 || req->signal() > 64) return ToGrpc(InvalidArgument("invalid signal " + std::to_string(req->signal())));
@@ -214,7 +264,18 @@ grpc::Status ControllerService::CancelJob(grpc::ServerContext* ctx, const v1::Ca
         ids.push_back(id);
       }
     }
+    // Cancelling an array's id cancels all of its elements still active (as scancel does).
+    std::vector<uint64_t> expanded;
     for (uint64_t id : ids) {
+      size_t before = expanded.size();
+      if (!by_filter)
+        for (const auto& [eid, j] : ctl_->jobs().jobs())
+          if (j.array_job_id == id && eid != id && !IsFinished(j.State())) expanded.push_back(eid);
+      const JobRecord* self = ctl_->jobs().Find(id);
+      bool self_done = self && IsFinished(self->State());
+      if (expanded.size() == before || !self_done) expanded.push_back(id);
+    }
+    for (uint64_t id : expanded) {
       Status s = ctl_->Cancel(id, *caller, req->signal());
       if (s.ok()) {
         resp->add_cancelled(id);
@@ -231,6 +292,7 @@ grpc::Status ControllerService::CancelJob(grpc::ServerContext* ctx, const v1::Ca
 
 grpc::Status ControllerService::ListNodes(grpc::ServerContext* ctx, const v1::ListNodesRequest* req,
                                           v1::ListNodesResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "ListNodes");
   auto caller = Check(ctx, "ListNodes", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
   return ToGrpc(core_->Call([&]() -> Status {
@@ -247,6 +309,7 @@ grpc::Status ControllerService::ListNodes(grpc::ServerContext* ctx, const v1::Li
 
 grpc::Status ControllerService::UpdateNode(grpc::ServerContext* ctx, const v1::UpdateNodeRequest* req,
                                            v1::UpdateNodeResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "UpdateNode");
   auto caller = Check(ctx, "UpdateNode", Role::kAdmin);
   if (!caller.ok()) return ToGrpc(caller.status());
   const char* action = req->action() == v1::UpdateNodeRequest::DRAIN    ? "DRAIN"
@@ -263,6 +326,7 @@ grpc::Status ControllerService::UpdateNode(grpc::ServerContext* ctx, const v1::U
 
 grpc::Status ControllerService::ListPartitions(grpc::ServerContext* ctx, const v1::ListPartitionsRequest*,
                                                v1::ListPartitionsResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "ListPartitions");
   auto caller = Check(ctx, "ListPartitions", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
   core_->Call([&] {
@@ -290,6 +354,7 @@ grpc::Status ControllerService::ListPartitions(grpc::ServerContext* ctx, const v
 
 grpc::Status ControllerService::Reconfigure(grpc::ServerContext* ctx, const v1::ReconfigureRequest*,
                                             v1::ReconfigureResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "Reconfigure");
   auto caller = Check(ctx, "Reconfigure", Role::kAdmin);
   if (!caller.ok()) return ToGrpc(caller.status());
   auto cfg = loader_();
@@ -305,6 +370,7 @@ grpc::Status ControllerService::Reconfigure(grpc::ServerContext* ctx, const v1::
 
 grpc::Status ControllerService::QueryAccounting(grpc::ServerContext* ctx, const v1::QueryAccountingRequest* req,
                                                 v1::QueryAccountingResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "QueryAccounting");
   auto caller = Check(ctx, "QueryAccounting", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
   AccountingFilter f;
@@ -336,6 +402,7 @@ grpc::Status ControllerService::QueryAccounting(grpc::ServerContext* ctx, const 
 }
 
 grpc::Status ControllerService::Ping(grpc::ServerContext* ctx, const v1::PingRequest*, v1::PingResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "Ping");
   auto caller = Check(ctx, "Ping", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
   resp->set_version("0.1.0");
@@ -346,8 +413,46 @@ grpc::Status ControllerService::Ping(grpc::ServerContext* ctx, const v1::PingReq
   return grpc::Status::OK;
 }
 
+grpc::Status ControllerService::Diagnostics(grpc::ServerContext* ctx, const v1::DiagnosticsRequest*,
+                                            v1::DiagnosticsResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "Diagnostics");
+  auto caller = Check(ctx, "Diagnostics", Role::kAnyone);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  core_->Call([&] {
+    const CtldStats& s = ctl_->stats();
+    resp->set_server_time(clock_->Now());
+    resp->set_start_time(s.start_time);
+    resp->set_jobs_submitted(static_cast<uint32_t>(s.jobs_submitted));
+    resp->set_jobs_started(static_cast<uint32_t>(s.jobs_started));
+    resp->set_jobs_completed(static_cast<uint32_t>(s.jobs_completed));
+    resp->set_jobs_canceled(static_cast<uint32_t>(s.jobs_cancelled));
+    resp->set_jobs_failed(static_cast<uint32_t>(s.jobs_failed));
+    uint32_t pending = 0, running = 0;
+    for (const auto& [id, j] : ctl_->jobs().jobs()) {
+      pending += j.State() == JobState::kPending;
+      running += j.State() == JobState::kRunning;
+    }
+    resp->set_jobs_pending(pending);
+    resp->set_jobs_running(running);
+    resp->set_schedule_cycles(static_cast<uint32_t>(s.cycles));
+    resp->set_schedule_cycle_last_us(static_cast<uint64_t>(s.last_cycle_us));
+    resp->set_schedule_cycle_max_us(static_cast<uint64_t>(s.max_cycle_us));
+    resp->set_schedule_cycle_mean_us(s.cycles ? static_cast<uint64_t>(s.total_cycle_us / static_cast<int64_t>(s.cycles)) : 0);
+    resp->set_backfilled_jobs(static_cast<uint32_t>(s.jobs_backfilled));
+    return 0;
+  });
+  for (const auto& [name, st] : rpc_stats_.Snapshot()) {
+    auto* r = resp->add_rpc_stats();
+    r->set_name(name);
+    r->set_count(st.first);
+    r->set_total_time_us(st.second);
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status ControllerService::GetJobEvents(grpc::ServerContext* ctx, const v1::GetJobEventsRequest* req,
                                              v1::GetJobEventsResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "GetJobEvents");
   auto caller = Check(ctx, "GetJobEvents", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
   auto events = store_->EventsForJob(req->job_id());

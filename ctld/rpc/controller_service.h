@@ -2,7 +2,10 @@
 // tessera.v1.Controller: thin handlers (authenticate, authorize, convert, call the Controller on
 // the core thread, convert back).
 #include <condition_variable>
+#include <chrono>
 #include <deque>
+#include <map>
+#include <string>
 #include <functional>
 #include <list>
 #include <memory>
@@ -33,6 +36,41 @@ class WatchHub {
   std::list<std::shared_ptr<Sub>> subs_;
 };
 
+// Per-method call counts and time, for sdiag. Thread-safe.
+class RpcStats {
+ public:
+  void Add(const char* method, int64_t us) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto& s = stats_[method];
+    s.first++;
+    s.second += static_cast<uint64_t>(us);
+  }
+  std::map<std::string, std::pair<uint64_t, uint64_t>> Snapshot() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return stats_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> stats_;  // name -> (count, total us)
+};
+
+// Times one handler invocation into RpcStats.
+class RpcTimer {
+ public:
+  RpcTimer(RpcStats* s, const char* method)
+      : s_(s), method_(method), t0_(std::chrono::steady_clock::now()) {}
+  ~RpcTimer() {
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0_);
+    s_->Add(method_, us.count());
+  }
+
+ private:
+  RpcStats* s_;
+  const char* method_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
 // Re-reads and validates the configuration; used by Reconfigure and SIGHUP.
 using ConfigLoader = std::function<Result<LoadedConfig>()>;
 
@@ -55,6 +93,7 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status QueryAccounting(grpc::ServerContext*, const v1::QueryAccountingRequest*, v1::QueryAccountingResponse*) override;
   grpc::Status Ping(grpc::ServerContext*, const v1::PingRequest*, v1::PingResponse*) override;
   grpc::Status GetJobEvents(grpc::ServerContext*, const v1::GetJobEventsRequest*, v1::GetJobEventsResponse*) override;
+  grpc::Status Diagnostics(grpc::ServerContext*, const v1::DiagnosticsRequest*, v1::DiagnosticsResponse*) override;
 
  private:
   Result<Caller> Check(grpc::ServerContext* ctx, const char* method, Role role);
@@ -66,6 +105,7 @@ class ControllerService final : public v1::Controller::Service {
   WatchHub* hub_;
   ConfigLoader loader_;
   const Clock* clock_;
+  RpcStats rpc_stats_;
 };
 
 }  // namespace tessera::ctld::rpc

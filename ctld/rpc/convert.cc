@@ -48,6 +48,7 @@ void ToProto(const JobSpec& s, v1::JobSpec* p) {
   p->set_nice(s.nice);
   p->set_begin_time(s.begin_time);
   p->set_dependency(s.dependency);
+  p->set_array(s.array);
 }
 
 void ToProto(const NodeAlloc& a, v1::NodeAllocation* p) {
@@ -98,7 +99,26 @@ JobSpec FromProto(const v1::JobSpec& p) {
   s.nice = p.nice();
   s.begin_time = p.begin_time();
   s.dependency = p.dependency();
+  s.array = p.array();
   return s;
+}
+
+Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* warnings) {
+  if (!p.reservation().empty())
+    return InvalidArgument("Requested reservation is invalid: no reservation named " + p.reservation());
+  auto warn = [&](bool set, const char* opt, const char* what) {
+    if (set) warnings->push_back(std::string(opt) + " is accepted but not acted on yet: " + what);
+  };
+  warn(p.time_min_s() != 0, "--time-min", "the time limit is not shortened for backfill");
+  warn(p.deadline() != 0, "--deadline", "the job is not cancelled at the deadline");
+  warn(p.signal_number() != 0, "--signal", "no signal is sent before the time limit");
+  warn(p.open_mode() == "append", "--open-mode=append", "output files are truncated");
+  warn(p.switches() != 0, "--switches", "topology-aware placement comes with the topology issue");
+  warn(!p.stdin_pattern().empty(), "--input", "the batch script reads /dev/null");
+  warn(p.gpu_min_mem_mib() != 0, "--gpu-mem", "dynamic MIG comes with the GPU scheduling issue");
+  warn(p.no_kill(), "--no-kill", "a job loses all its nodes when one fails");
+  warn(p.mem_whole_node(), "--mem=0", "memory is allocated per the request, not the whole node");
+  return Status::Ok();
 }
 
 void ToProto(const JobRecord& r, v1::JobInfo* out) {
@@ -126,6 +146,9 @@ void ToProto(const JobRecord& r, v1::JobInfo* out) {
   out->set_account(r.spec.account);
   out->set_num_tasks(r.NumTasks());
   out->set_num_cpus(r.NumCpus());
+  out->set_expected_start_time(r.expected_start);
+  out->set_array_job_id(r.array_job_id);
+  out->set_array_task_id(r.array_task_id);
 }
 
 void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {

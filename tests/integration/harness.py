@@ -47,7 +47,7 @@ def wait_for(pred, timeout=20.0, interval=0.1, what="condition"):
 
 
 class Cluster:
-    def __init__(self, nodes=2, tls=False, node_timeout=30, extra_conf=""):
+    def __init__(self, nodes=2, tls=False, node_timeout=30, extra_conf="", node_extra="", gres=""):
         self.dir = tempfile.mkdtemp(prefix="tessera-it-")
         os.chmod(self.dir, 0o755)
         self.nodes = [f"it{i + 1}" for i in range(nodes)]
@@ -56,6 +56,8 @@ class Cluster:
         self.tls = tls
         self.node_timeout = node_timeout
         self.extra_conf = extra_conf
+        self.node_extra = node_extra  # appended to every NodeName line (e.g. "Gres=gpu:a100:2")
+        self.gres = gres              # gres.conf text ("" = none)
         self.procs = {}
         self.munged_pid = None
         self.conf = os.path.join(self.dir, "etc", "tessera.conf")
@@ -110,6 +112,11 @@ class Cluster:
         with open(self.conf, "w") as f:
             f.write(text)
         os.chmod(self.conf, 0o644)
+        if self.gres:
+            gres = os.path.join(os.path.dirname(self.conf), "gres.conf")
+            with open(gres, "w") as f:
+                f.write(self.gres)
+            os.chmod(gres, 0o644)
 
     def default_config(self):
         tls = ""
@@ -117,7 +124,7 @@ class Cluster:
             d = os.path.join(self.dir, "tls")
             tls = f"TlsCertFile={d}/server.pem\nTlsKeyFile={d}/server.key\nTlsCaFile={d}/ca.pem\n"
         nodes = "\n".join(
-            f"NodeName={n} NodeAddr=127.0.0.1 Port={p} CPUs=2 RealMemory=2048"
+            f"NodeName={n} NodeAddr=127.0.0.1 Port={p} CPUs=2 RealMemory=2048 {self.node_extra}"
             for n, p in zip(self.nodes, self.node_ports))
         return (f"ClusterName=it\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort={self.ctld_port}\n"
                 f"StateSaveLocation={self.dir}/state\nSlurmdSpoolDir={self.dir}/spool/%n\n"

@@ -1,0 +1,60 @@
+#!/bin/bash
+# bench/tessera/setup.sh - start a private munged, tessera-ctld and $NNODES tessera-noded
+# (b1..bN, $CPUS CPUs each, distinct ports on 127.0.0.1) under $BASE. Idempotent: only starts
+# what is not running. PIDs in $BASE/run/. Needs the binaries in $BIN.
+# Env: BIN (required) BASE (/tmp/tessera-bench/tessera) NNODES (16) CPUS (16)
+#      TESSERA_CTLD_PORT (36817) TESSERA_NODE_PORT0 (38001)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+: "${BIN:?set BIN to the directory with tessera-ctld, tessera-noded and the t* commands}"
+BASE=${BASE:-/tmp/tessera-bench/tessera}
+NNODES=${NNODES:-16}
+CPUS=${CPUS:-16}
+CTLD_PORT=${TESSERA_CTLD_PORT:-36817}
+PORT0=${TESSERA_NODE_PORT0:-38001}
+CONF=$BASE/etc/tessera.conf
+export TESSERA_CONF=$CONF
+alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+mkdir -p "$BASE"/{etc,state,spool,log,run,jobs,munge}
+chmod 755 "$BASE" "$BASE/munge"
+# 1. private munged (its own key and socket; Slurm keeps the system one)
+if ! alive "$BASE/munge/munged.pid"; then
+  [ -s "$BASE/munge/munge.key" ] || { dd if=/dev/urandom of="$BASE/munge/munge.key" bs=1024 count=1 status=none; chmod 600 "$BASE/munge/munge.key"; }
+  munged -f --key-file="$BASE/munge/munge.key" --socket="$BASE/munge/munge.sock" \
+    --pid-file="$BASE/munge/munged.pid" --log-file="$BASE/munge/munged.log" \
+    --seed-file="$BASE/munge/munged.seed"
+  for _ in $(seq 50); do [ -S "$BASE/munge/munge.sock" ] && break; sleep 0.1; done
+fi
+
+# 2. config
+nodes="NodeName=b[1-$NNODES] NodeAddr=127.0.0.1 Port=$PORT0-$((PORT0+NNODES-1)) CPUs=$CPUS RealMemory=4000"
+[ "$NNODES" -gt 1 ] || nodes="NodeName=b1 NodeAddr=127.0.0.1 Port=$PORT0 CPUs=$CPUS RealMemory=4000"
+sed -e "s|@BASE@|$BASE|g" -e "s|@CTLD_PORT@|$CTLD_PORT|g" -e "s|^@NODES@|$nodes|" \
+    "$HERE/tessera.conf.in" > "$CONF"
+chmod 644 "$CONF"
+"$BIN/tessera-ctld" -f "$CONF" --check-config >/dev/null
+
+# 3. controller (foreground process, started in the background; pid file written here)
+if ! alive "$BASE/run/ctld.pid"; then
+  setsid "$BIN/tessera-ctld" -f "$CONF" >>"$BASE/log/ctld.log" 2>&1 < /dev/null &
+  echo $! > "$BASE/run/ctld.pid"
+fi
+for _ in $(seq 200); do "$BIN/tcontrol" ping >/dev/null 2>&1 && break; sleep 0.05; done
+"$BIN/tcontrol" ping >/dev/null || { echo "tessera-ctld did not answer (see $BASE/log/ctld.log)" >&2; exit 1; }
+
+# 4. one tessera-noded per node
+for i in $(seq 1 "$NNODES"); do
+  if ! alive "$BASE/run/noded-b$i.pid"; then
+    setsid "$BIN/tessera-noded" -N "b$i" -f "$CONF" >>"$BASE/log/noded-b$i.log" 2>&1 < /dev/null &
+    echo $! > "$BASE/run/noded-b$i.pid"
+  fi
+done
+
+# 5. wait until every node is idle
+for _ in $(seq 150); do
+  n=$("$BIN/tinfo" -h -N 2>/dev/null | awk '$4 ~ /^idle/ {print $1}' | sort -u | wc -l)
+  [ "$n" -ge "$NNODES" ] && break; sleep 0.2
+done
+"$BIN/tinfo"
+echo "export TESSERA_CONF=$CONF"
