@@ -17,6 +17,7 @@
 #include "ctld/jobs/job_manager.h"
 #include "ctld/nodes/node_table.h"
 #include "ctld/sched_bridge.h"
+#include "ctld/step_layout.h"
 #include "ctld/state/store.h"
 
 namespace tessera::ctld {
@@ -98,6 +99,19 @@ class Controller {
   // Field updates; a new partition must exist and admit the job's time limit.
   Status UpdateJob(uint64_t id, const Caller& c, const JobUpdate& u);
   Status UpdateNode(const std::string& name, const std::string& action, const std::string& reason);
+  // trun: lays a step out over a running job's nodes, grants it to those nodes, records it.
+  struct StepReply {
+    uint32_t step_id = 0;
+    std::vector<StepPlacement> layout;
+    std::vector<const NodeConfig*> nodes;  // same order as layout
+    uint32_t ntasks = 0;
+    std::string nodelist, master_addr;
+    uint32_t master_port = 0;
+  };
+  Result<StepReply> CreateStep(uint64_t job_id, const Caller& c, const StepRequest& req, const std::string& name);
+  Status CompleteStep(uint64_t job_id, uint32_t step_id, const Caller& c, JobState state,
+                      int32_t exit_code, int32_t exit_signal);
+
   // Swaps in a new, already validated configuration.
   void Reconfigure(std::shared_ptr<const ClusterConfig> cfg, std::shared_ptr<const sched::SchedConfig> sched_cfg);
 
@@ -139,6 +153,7 @@ class Controller {
   NodeTable nodes_;
   CtldStats stats_;
   std::set<uint64_t> requeue_on_finish_;
+  std::map<std::pair<uint64_t, uint32_t>, StepRecord> steps_;  // running steps
   bool cycle_requested_ = false;
   int64_t last_timer_cycle_ = 0;
   int64_t last_cycle_end_us_ = 0;

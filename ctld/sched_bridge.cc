@@ -105,10 +105,18 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
     for (auto& g : ns.gpus)
       if (std::count(rt->alloc_gpus.begin(), rt->alloc_gpus.end(), g.index)) g.free = false;
   }
+  // Held jobs keep their JobHeld* reason and cannot start: leaving them out keeps cycles
+  // proportional to the jobs that can actually run. They stay in when some job has a
+  // dependency (which may name a held job).
+  bool with_held = std::any_of(jobs.begin(), jobs.end(), [](const auto& kv) {
+    return kv.second.State() == JobState::kPending && !kv.second.spec.dependency.empty();
+  });
   for (const auto& [id, j] : jobs) {
     if (!durable(id)) continue;
     switch (j.State()) {
-      case JobState::kPending: s.pending.push_back(ToSnap(j)); break;
+      case JobState::kPending:
+        if (with_held || !j.held) s.pending.push_back(ToSnap(j));
+        break;
       case JobState::kRunning:
       case JobState::kSuspended:
       case JobState::kCompleting: s.running.push_back(ToRunning(j)); break;

@@ -85,7 +85,11 @@ std::string Value(const std::string& field, const pb::JobInfo& job, const IdName
   if (field == "End") return Date(job.end_time());
   if (field == "ExitCode")
     return std::to_string(job.exit_code()) + ":" + std::to_string(job.exit_signal());
-  if (field == "JobID") return JobIdText(job);
+  if (field == "JobID") {
+    // Step rows (WithSteps) carry their "job.step" id in array_task_str with array_job_id 0.
+    if (job.array_job_id() == 0 && !job.array_task_str().empty()) return job.array_task_str();
+    return JobIdText(job);
+  }
   if (field == "JobName") return job.spec().name();
   if (field == "NodeList") return job.nodelist().empty() ? "None assigned" : job.nodelist();
   if (field == "Partition") return PartitionOf(job);
@@ -160,6 +164,32 @@ Result<std::vector<AcctColumn>> ParseAcctFields(std::string_view spec) {
     out.push_back(col);
   }
   if (out.empty()) return InvalidArgument("empty --format");
+  return out;
+}
+
+std::vector<pb::JobInfo> WithSteps(const std::vector<pb::JobInfo>& jobs,
+                                   const std::vector<pb::StepInfo>& steps) {
+  std::vector<pb::JobInfo> out;
+  for (const auto& job : jobs) {
+    out.push_back(job);
+    for (const auto& s : steps) {
+      if (s.job_id() != job.job_id()) continue;
+      pb::JobInfo row = job;
+      row.set_array_job_id(0);
+      row.set_array_task_str(std::to_string(s.job_id()) + "." + std::to_string(s.step_id()));
+      row.mutable_spec()->set_name(s.name());
+      row.set_state(s.state());
+      row.set_exit_code(s.exit_code());
+      row.set_exit_signal(s.exit_signal());
+      row.set_start_time(s.start_time());
+      row.set_end_time(s.end_time());
+      row.set_nodelist(s.nodelist());
+      row.set_num_tasks(s.ntasks());
+      row.set_num_cpus(s.ncpus());
+      row.clear_alloc();
+      out.push_back(std::move(row));
+    }
+  }
   return out;
 }
 

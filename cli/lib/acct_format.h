@@ -33,4 +33,9 @@ std::string FormatAcct(const std::vector<tessera::v1::JobInfo>& jobs,
                        const std::vector<AcctColumn>& columns, AcctLayout layout, bool header,
                        const IdNames& names, int64_t now);
 
+// Jobs followed by their steps (trun), as sacct lists them: a step is a row "42.0" that
+// inherits its job's user, partition and account. Steps of jobs not in `jobs` are dropped.
+std::vector<tessera::v1::JobInfo> WithSteps(const std::vector<tessera::v1::JobInfo>& jobs,
+                                            const std::vector<tessera::v1::StepInfo>& steps);
+
 }  // namespace tessera::cli

@@ -48,6 +48,7 @@ int RunTcancel(CommandContext& ctx);
 int RunTinfo(CommandContext& ctx);
 int RunTcontrol(CommandContext& ctx);
 int RunTacct(CommandContext& ctx);
+int RunTrun(CommandContext& ctx);  // trun.h
 
 // Prints "<prog>: error: <msg>" and returns 1.
 int Fail(CommandContext& ctx, const std::string& msg);

@@ -53,6 +53,8 @@ TESSERA_CLI_RPC(QueryAccounting, QueryAccountingRequest, QueryAccountingResponse
 TESSERA_CLI_RPC(Ping, PingRequest, PingResponse)
 TESSERA_CLI_RPC(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
 TESSERA_CLI_RPC(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
+TESSERA_CLI_RPC(CreateStep, CreateStepRequest, CreateStepResponse)
+TESSERA_CLI_RPC(CompleteStep, CompleteStepRequest, CompleteStepResponse)
 
 #undef TESSERA_CLI_RPC
 

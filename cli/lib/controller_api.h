@@ -35,6 +35,15 @@ class ControllerApi {
   virtual Result<pb::PingResponse> Ping(const pb::PingRequest& req) = 0;
   virtual Result<pb::GetJobEventsResponse> GetJobEvents(const pb::GetJobEventsRequest& req) = 0;
   virtual Result<pb::DiagnosticsResponse> Diagnostics(const pb::DiagnosticsRequest& req) = 0;
+  // trun (issue #4). Not pure so older fakes still compile: the default is kUnimplemented.
+  virtual Result<pb::CreateStepResponse> CreateStep(const pb::CreateStepRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "CreateStep is not implemented by " + Target());
+  }
+  virtual Result<pb::CompleteStepResponse> CompleteStep(const pb::CompleteStepRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "CompleteStep is not implemented by " + Target());
+  }
 };
 
 class GrpcControllerApi final : public ControllerApi {
@@ -56,6 +65,8 @@ class GrpcControllerApi final : public ControllerApi {
   Result<pb::PingResponse> Ping(const pb::PingRequest& req) override;
   Result<pb::GetJobEventsResponse> GetJobEvents(const pb::GetJobEventsRequest& req) override;
   Result<pb::DiagnosticsResponse> Diagnostics(const pb::DiagnosticsRequest& req) override;
+  Result<pb::CreateStepResponse> CreateStep(const pb::CreateStepRequest& req) override;
+  Result<pb::CompleteStepResponse> CompleteStep(const pb::CompleteStepRequest& req) override;
 
  private:
   template <typename Req, typename Resp, typename Method>

@@ -27,7 +27,7 @@ Selection:
   -E, --endtime=TIME          jobs active before TIME
                               TIME: YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY], HH:MM[:SS], now[-N
                               units], today, midnight, ...
-  -X, --allocations           accepted for compatibility (Tessera records no job steps)
+  -X, --allocations           only jobs, not their steps (trun)
 Output:
   -o, --format=FIELDS         comma-separated fields, each optionally with %WIDTH; fields:
                               Account AllocCPUS AllocNodes AllocTRES Comment Constraints
@@ -70,7 +70,7 @@ struct AcctArgs {
   AcctLayout layout = AcctLayout::kColumns;
   std::vector<std::string> accounts;
   bool header = true, all_users = false, start_given = false, help = false, version = false,
-       json = false;
+       json = false, allocations_only = false;
 };
 
 Status ApplyOption(CommandContext& ctx, const ParsedOption& o, AcctArgs& a) {
@@ -118,7 +118,8 @@ Status ApplyOption(CommandContext& ctx, const ParsedOption& o, AcctArgs& a) {
     case kParsable2: a.layout = AcctLayout::kParsable2; return Status::Ok();
     case kHelp: a.help = true; return Status::Ok();
     case kVersion: a.version = true; return Status::Ok();
-    default: return Status::Ok();  // -X
+    case kAlloc: a.allocations_only = true; return Status::Ok();
+    default: return Status::Ok();
   }
 }
 
@@ -153,6 +154,8 @@ int RunTacct(CommandContext& ctx) {
   std::stable_sort(jobs.begin(), jobs.end(),
                    [](const auto& x, const auto& y) { return x.job_id() < y.job_id(); });
   if (a.json) return (*ctx.out << FormatQueueJson(jobs, *ctx.names, ctx.now), 0);
+  if (!a.allocations_only)
+    jobs = WithSteps(jobs, std::vector<pb::StepInfo>(resp->steps().begin(), resp->steps().end()));
   *ctx.out << FormatAcct(jobs, *cols, a.layout, a.header, *ctx.names, ctx.now);
   return 0;
 }

@@ -103,6 +103,7 @@ struct JobRecord {
   uint64_t array_job_id = 0;   // array elements: the id of the array's first element
   uint32_t array_task_id = 0;
   uint32_t array_max_running = 0;
+  uint32_t next_step_id = 0;   // trun steps: 0, 1, 2, ...
   // Memory only (not described, so never persisted): the backfill reservation's start time.
   int64_t expected_start = 0;
 
@@ -115,7 +116,7 @@ BOOST_DESCRIBE_STRUCT(JobRecord, (),
                       (job_id, spec, uid, gid, user, submit_host, state, reason, held, priority,
                        submit_time, eligible_time, start_time, end_time, exit_code, exit_signal,
                        alloc, requeue_count, partition, time_limit_s, cancel_requested, message,
-                       array_job_id, array_task_id, array_max_running))
+                       array_job_id, array_task_id, array_max_running, next_step_id))
 
 // Event types. Each documents the detail fields it carries.
 namespace event {
@@ -128,6 +129,7 @@ inline constexpr char kFinished[] = "finished";      // {state, exit_code, exit_
 inline constexpr char kRequeued[] = "requeued";      // {reason}: back to PENDING, requeue_count+1
 inline constexpr char kUpdated[] = "updated";        // {time_limit_s?, priority?, nice?, comment?,
                                                      //  partition?, num_nodes?}
+inline constexpr char kStepCreated[] = "step_created";  // {step_id}: next_step_id = step_id + 1
 inline constexpr char kSuspended[] = "suspended";    // {}: RUNNING -> SUSPENDED
 inline constexpr char kResumed[] = "resumed";        // {}: SUSPENDED -> RUNNING
 inline constexpr char kReason[] = "reason";          // {reason}: pending reason changed (not persisted)
@@ -138,6 +140,21 @@ inline constexpr char kReason[] = "reason";          // {reason}: pending reason
 struct JobPayload {
   std::string script;
   std::map<std::string, std::string> env;
+};
+
+// A job step (trun), as accounting records it.
+struct StepRecord {
+  uint64_t job_id = 0;
+  uint32_t step_id = 0;
+  std::string name;
+  std::string nodelist;
+  uint32_t ntasks = 0;
+  uint32_t ncpus = 0;
+  int state = static_cast<int>(JobState::kRunning);
+  int32_t exit_code = 0;
+  int32_t exit_signal = 0;
+  int64_t start_time = 0;
+  int64_t end_time = 0;
 };
 
 struct JobEvent {

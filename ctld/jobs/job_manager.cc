@@ -221,6 +221,22 @@ void JobManager::MarkRequeued(uint64_t id, const std::string& reason, Done done)
   CommitBatch(std::move(b), std::move(done));
 }
 
+uint32_t JobManager::AddStep(uint64_t id, StepRecord step) {
+  JobRecord* r = Find(id);
+  step.step_id = r->next_step_id;
+  Batch b;
+  Transition(*r, event::kStepCreated, "{\"step_id\":" + std::to_string(step.step_id) + "}", &b);
+  b.PutStep(step);
+  CommitBatch(std::move(b), nullptr);
+  return step.step_id;
+}
+
+void JobManager::FinishStep(const StepRecord& step) {
+  Batch b;
+  b.PutStep(step);
+  CommitBatch(std::move(b), nullptr);
+}
+
 void JobManager::MarkSuspended(uint64_t id, bool suspended) {
   JobRecord* r = Find(id);
   if (!r) return;

@@ -64,6 +64,10 @@ class JobManager {
   // end_time 0 = now.
   void MarkFinished(uint64_t id, JobState state, int32_t exit_code, int32_t exit_signal,
                     int64_t end_time, const std::string& message, Done done);
+  // Allocates the job's next step id and records the step (accounting) durably.
+  uint32_t AddStep(uint64_t id, StepRecord step);
+  // Records a step's end.
+  void FinishStep(const StepRecord& step);
   // RUNNING <-> SUSPENDED (the caller signals the node).
   void MarkSuspended(uint64_t id, bool suspended);
   // Requeue (node failure of a requeueable job, or user request): back to PENDING.

@@ -51,6 +51,18 @@ class NodeLink {
   virtual void Launch(const JobRecord& job, const JobPayload& payload, int64_t kill_wait_s) = 0;
   virtual void Signal(uint64_t job_id, int signal) = 0;   // 0 = cancel
   virtual void AckFinished(uint64_t job_id) = 0;
+  struct Grant {
+    uint64_t job_id;
+    uint32_t step_id;
+    uint32_t uid, gid;
+    std::string user;
+    std::vector<uint32_t> ranks;
+    uint32_t node_index, ntasks, cpus_per_task;
+    std::string nodelist, master_addr;
+    uint32_t master_port;
+  };
+  // Lets this node run `grant.ranks` of a step for its user (trun's RunTasks).
+  virtual void GrantStep(const Grant& grant) = 0;
 };
 
 enum class NodeBase { kUnknown, kUp, kDown };

@@ -38,6 +38,23 @@ class AgentLink final : public NodeLink {
     m.mutable_finished_ack()->set_job_id(job_id);
     Send(std::move(m));
   }
+  void GrantStep(const Grant& g) override {
+    v1::ControllerMessage m;
+    auto* p = m.mutable_step_grant();
+    p->set_job_id(g.job_id);
+    p->set_step_id(g.step_id);
+    p->set_uid(g.uid);
+    p->set_gid(g.gid);
+    p->set_user(g.user);
+    for (uint32_t r : g.ranks) p->add_ranks(r);
+    p->set_node_index(g.node_index);
+    p->set_ntasks(g.ntasks);
+    p->set_nodelist(g.nodelist);
+    p->set_cpus_per_task(g.cpus_per_task);
+    p->set_master_addr(g.master_addr);
+    p->set_master_port(g.master_port);
+    Send(std::move(m));
+  }
   void Send(v1::ControllerMessage m) {
     std::lock_guard<std::mutex> l(mu_);
     if (closed_) return;

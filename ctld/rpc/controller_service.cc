@@ -398,6 +398,24 @@ grpc::Status ControllerService::QueryAccounting(grpc::ServerContext* ctx, const 
   });
   std::sort(resp->mutable_jobs()->begin(), resp->mutable_jobs()->end(),
             [](const v1::JobInfo& a, const v1::JobInfo& b) { return a.job_id() < b.job_id(); });
+  std::vector<uint64_t> ids;
+  for (const auto& j : resp->jobs()) ids.push_back(j.job_id());
+  auto steps = store_->StepsForJobs(ids);
+  if (!steps.ok()) return ToGrpc(steps.status());
+  for (const auto& s : *steps) {
+    auto* p = resp->add_steps();
+    p->set_job_id(s.job_id);
+    p->set_step_id(s.step_id);
+    p->set_name(s.name);
+    p->set_nodelist(s.nodelist);
+    p->set_ntasks(s.ntasks);
+    p->set_ncpus(s.ncpus);
+    p->set_state(static_cast<v1::JobState>(s.state));
+    p->set_exit_code(s.exit_code);
+    p->set_exit_signal(s.exit_signal);
+    p->set_start_time(s.start_time);
+    p->set_end_time(s.end_time);
+  }
   return grpc::Status::OK;
 }
 
@@ -448,6 +466,42 @@ grpc::Status ControllerService::Diagnostics(grpc::ServerContext* ctx, const v1::
     r->set_total_time_us(st.second);
   }
   return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::CreateStep(grpc::ServerContext* ctx, const v1::CreateStepRequest* req,
+                                           v1::CreateStepResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "CreateStep");
+  auto caller = Check(ctx, "CreateStep", Role::kOwner);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  StepRequest sr{req->ntasks(), req->ntasks_per_node(), req->nodes(), req->cpus_per_task()};
+  return ToGrpc(core_->Call([&]() -> Status {
+    auto r = ctl_->CreateStep(req->job_id(), *caller, sr, req->name());
+    if (!r.ok()) return r.status();
+    resp->set_step_id(r->step_id);
+    for (size_t i = 0; i < r->layout.size(); ++i) {
+      auto* n = resp->add_nodes();
+      n->set_node(r->layout[i].node);
+      n->set_address(r->nodes[i]->addr);
+      n->set_port(r->nodes[i]->port);
+      for (uint32_t rank : r->layout[i].ranks) n->add_ranks(rank);
+    }
+    resp->set_ntasks(r->ntasks);
+    resp->set_nodelist(r->nodelist);
+    resp->set_master_addr(r->master_addr);
+    resp->set_master_port(r->master_port);
+    return Status::Ok();
+  }));
+}
+
+grpc::Status ControllerService::CompleteStep(grpc::ServerContext* ctx, const v1::CompleteStepRequest* req,
+                                             v1::CompleteStepResponse*) {
+  RpcTimer timer(&rpc_stats_, "CompleteStep");
+  auto caller = Check(ctx, "CompleteStep", Role::kOwner);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  return ToGrpc(core_->Call([&] {
+    return ctl_->CompleteStep(req->job_id(), req->step_id(), *caller, static_cast<JobState>(req->state()),
+                              req->exit_code(), req->exit_signal());
+  }));
 }
 
 grpc::Status ControllerService::GetJobEvents(grpc::ServerContext* ctx, const v1::GetJobEventsRequest* req,

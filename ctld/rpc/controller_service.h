@@ -94,6 +94,8 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status Ping(grpc::ServerContext*, const v1::PingRequest*, v1::PingResponse*) override;
   grpc::Status GetJobEvents(grpc::ServerContext*, const v1::GetJobEventsRequest*, v1::GetJobEventsResponse*) override;
   grpc::Status Diagnostics(grpc::ServerContext*, const v1::DiagnosticsRequest*, v1::DiagnosticsResponse*) override;
+  grpc::Status CreateStep(grpc::ServerContext*, const v1::CreateStepRequest*, v1::CreateStepResponse*) override;
+  grpc::Status CompleteStep(grpc::ServerContext*, const v1::CompleteStepRequest*, v1::CompleteStepResponse*) override;
 
  private:
   Result<Caller> Check(grpc::ServerContext* ctx, const char* method, Role role);

@@ -27,6 +27,15 @@ inline const std::vector<const char*>& Migrations() {
       CREATE TABLE job_payloads (job_id INTEGER PRIMARY KEY, script TEXT NOT NULL,
                                  env TEXT NOT NULL);
       )sql",
+      // 3: job steps (trun) for accounting.
+      R"sql(
+      CREATE TABLE job_steps (job_id INTEGER NOT NULL, step_id INTEGER NOT NULL,
+                              name TEXT NOT NULL, nodelist TEXT NOT NULL, ntasks INTEGER NOT NULL,
+                              ncpus INTEGER NOT NULL, state INTEGER NOT NULL,
+                              exit_code INTEGER NOT NULL, exit_signal INTEGER NOT NULL,
+                              start_time INTEGER NOT NULL, end_time INTEGER NOT NULL,
+                              PRIMARY KEY (job_id, step_id));
+      )sql",
   };
   return kMigrations;
 }

@@ -72,6 +72,12 @@ void Batch::PutPayload(uint64_t job_id, const JobPayload& p) {
   ops_.push_back({Kind::kPayload, job_id, p.script, EncodeEnv(p.env), 0, 0, {}});
 }
 
+void Batch::PutStep(const StepRecord& s) {
+  Op op{Kind::kStep, s.job_id, "", "", 0, 0, {}};
+  op.step = s;
+  ops_.push_back(std::move(op));
+}
+
 void Batch::AddEvent(const JobEvent& e) {
   ops_.push_back({Kind::kEvent, e.job_id, e.type, e.detail, static_cast<int64_t>(e.seq), e.time, {}});
 }
@@ -233,6 +239,15 @@ Status Store::ApplyBatch(const Batch& b) {
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write job payload"));
         break;
       }
+      case Batch::Kind::kStep: {
+        const StepRecord& st = op.step;
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO job_steps VALUES(?,?,?,?,?,?,?,?,?,?,?)"));
+        s.Bind(1, static_cast<int64_t>(st.job_id)).Bind(2, st.step_id).Bind(3, st.name)
+            .Bind(4, st.nodelist).Bind(5, st.ntasks).Bind(6, st.ncpus).Bind(7, st.state)
+            .Bind(8, st.exit_code).Bind(9, st.exit_signal).Bind(10, st.start_time).Bind(11, st.end_time);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write step"));
+        break;
+      }
       case Batch::Kind::kMeta: {
         Stmt s(wdb_, Cached("INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)"));
         s.Bind(1, op.a).Bind(2, op.b);
@@ -333,6 +348,36 @@ Result<JobPayload> Store::LoadPayload(uint64_t job_id) {
   if (!env.ok()) return env.status();
   p.env = std::move(*env);
   return p;
+}
+
+Result<std::vector<StepRecord>> Store::StepsForJobs(const std::vector<uint64_t>& job_ids) {
+  std::vector<StepRecord> out;
+  if (job_ids.empty()) return out;
+  std::lock_guard<std::mutex> l(read_mu_);
+  for (size_t i = 0; i < job_ids.size(); i += 500) {
+    size_t n = std::min<size_t>(500, job_ids.size() - i);
+    std::string sql = "SELECT job_id, step_id, name, nodelist, ntasks, ncpus, state, exit_code, exit_signal, "
+                      "start_time, end_time FROM job_steps WHERE job_id IN " + InList(n) + " ORDER BY job_id, step_id";
+    Stmt s(rdb_, sql.c_str());
+    if (!s.ok()) return s.Error("query steps");
+    for (size_t k = 0; k < n; ++k) s.Bind(static_cast<int>(k + 1), static_cast<int64_t>(job_ids[i + k]));
+    while (s.Step() == SQLITE_ROW) {
+      StepRecord r;
+      r.job_id = static_cast<uint64_t>(s.Int(0));
+      r.step_id = static_cast<uint32_t>(s.Int(1));
+      r.name = s.Text(2);
+      r.nodelist = s.Text(3);
+      r.ntasks = static_cast<uint32_t>(s.Int(4));
+      r.ncpus = static_cast<uint32_t>(s.Int(5));
+      r.state = static_cast<int>(s.Int(6));
+      r.exit_code = static_cast<int32_t>(s.Int(7));
+      r.exit_signal = static_cast<int32_t>(s.Int(8));
+      r.start_time = s.Int(9);
+      r.end_time = s.Int(10);
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
 }
 
 StoreStats Store::Stats() const {

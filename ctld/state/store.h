@@ -28,7 +28,7 @@
 
 namespace tessera::ctld {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // Writes that must become durable together.
 class Batch {
@@ -36,6 +36,7 @@ class Batch {
   void PutJob(const JobRecord& r);        // insert or replace the active job row
   void ArchiveJob(const JobRecord& r);    // move a finished job to accounting (drops its payload)
   void PutPayload(uint64_t job_id, const JobPayload& p);
+  void PutStep(const StepRecord& s);
   void AddEvent(const JobEvent& e);
   void SetMeta(const std::string& key, const std::string& value);
   bool empty() const { return ops_.empty(); }
@@ -43,13 +44,14 @@ class Batch {
 
  private:
   friend class Store;
-  enum class Kind { kPutJob, kArchiveJob, kEvent, kMeta, kPayload };
+  enum class Kind { kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep };
   struct Op {
     Kind kind;
     uint64_t id = 0;
     std::string a, b;  // record JSON / event type+detail / meta key+value
     int64_t n1 = 0, n2 = 0;
     JobRecord rec;     // for archive (indexed columns)
+    StepRecord step;
   };
   std::vector<Op> ops_;
 };
@@ -90,6 +92,7 @@ class Store {
   Result<std::vector<JobEvent>> EventsForJob(uint64_t job_id);
   // The script and environment of an active job. NotFound once the job is archived.
   Result<JobPayload> LoadPayload(uint64_t job_id);
+  Result<std::vector<StepRecord>> StepsForJobs(const std::vector<uint64_t>& job_ids);
   Result<std::vector<JobEvent>> EventsSince(uint64_t seq, size_t limit);
   StoreStats Stats() const;
 

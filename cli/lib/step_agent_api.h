@@ -1,0 +1,51 @@
+#pragma once
+// trun's view of one node's StepAgent service (step.proto): RunTasks as a blocking call that
+// hands every TaskOutput to a callback, a thread-safe Cancel, and SignalTasks. The real client
+// (GrpcStepAgentApi) attaches a fresh munge credential to every call and uses TLS when the
+// config has it; tests use fakes.
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/cluster_config.h"
+#include "common/status.h"
+#include "rpc/munge_codec.h"
+#include "tessera/v1/step.grpc.pb.h"
+
+namespace tessera::cli {
+
+class StepAgentApi {
+ public:
+  using OnOutput = std::function<void(const tessera::v1::TaskOutput&)>;
+  virtual ~StepAgentApi() = default;
+  // "node (address:port)", for messages.
+  virtual std::string Target() const = 0;
+  // Blocks until the stream ends; `on_output` runs on the calling thread. kCancelled after
+  // Cancel(); other errors name the node.
+  virtual Status RunTasks(const tessera::v1::RunTasksRequest& req, const OnOutput& on_output) = 0;
+  // Thread-safe; also effective before RunTasks starts.
+  virtual void Cancel() = 0;
+  virtual Status SignalTasks(const tessera::v1::SignalTasksRequest& req) = 0;
+};
+
+class GrpcStepAgentApi final : public StepAgentApi {
+ public:
+  GrpcStepAgentApi(const ClusterConfig& cfg, std::shared_ptr<rpc::CredentialCodec> codec,
+                   const std::string& node, const std::string& address, uint16_t port);
+  std::string Target() const override { return target_; }
+  Status RunTasks(const tessera::v1::RunTasksRequest& req, const OnOutput& on_output) override;
+  void Cancel() override;
+  Status SignalTasks(const tessera::v1::SignalTasksRequest& req) override;
+
+ private:
+  Status Explain(const Status& s) const;
+  std::string target_;
+  std::shared_ptr<rpc::CredentialCodec> codec_;
+  std::unique_ptr<tessera::v1::StepAgent::Stub> stub_;
+  std::mutex mu_;
+  grpc::ClientContext* active_ = nullptr;
+  bool cancelled_ = false;
+};
+
+}  // namespace tessera::cli

@@ -1,0 +1,28 @@
+#pragma once
+// Task layout of a job step (trun) over the job's allocation, as srun's block distribution:
+// ranks 0..n-1 fill the first node up to its share, then the next, and so on.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "ctld/jobs/job.h"
+
+namespace tessera::ctld {
+
+struct StepRequest {
+  uint32_t ntasks = 0;           // 0 = nodes x ntasks_per_node, else the job's own task count
+  uint32_t ntasks_per_node = 0;  // 0 = the job's per-node task counts (or an even spread)
+  uint32_t nodes = 0;            // 0 = all of the job's nodes (or as many as needed)
+  uint32_t cpus_per_task = 0;    // 0 = 1
+};
+
+struct StepPlacement {
+  std::string node;
+  std::vector<uint32_t> ranks;
+};
+
+// Errors name what does not fit (more nodes than the job has, more CPUs than allocated).
+Result<std::vector<StepPlacement>> LayoutStep(const JobRecord& job, const StepRequest& req);
+
+}  // namespace tessera::ctld

@@ -1,0 +1,49 @@
+#include <catch2/catch.hpp>
+
+#include "ctld/step_layout.h"
+
+using namespace tessera;
+using namespace tessera::ctld;
+
+namespace {
+JobRecord TwoNodeJob() {
+  JobRecord j;
+  j.job_id = 7;
+  j.alloc = {{"a", 4, 100, {}, 2}, {"b", 4, 100, {}, 2}};
+  return j;
+}
+std::vector<uint32_t> Ranks(const StepPlacement& p) { return p.ranks; }
+}  // namespace
+
+TEST_CASE("a step defaults to the job's own task layout") {
+  auto l = LayoutStep(TwoNodeJob(), {});
+  REQUIRE(l.ok());
+  REQUIRE(l->size() == 2);
+  CHECK(Ranks((*l)[0]) == std::vector<uint32_t>{0, 1});
+  CHECK(Ranks((*l)[1]) == std::vector<uint32_t>{2, 3});
+}
+
+TEST_CASE("ntasks-per-node and nodes shape the step") {
+  auto l = LayoutStep(TwoNodeJob(), {0, 1, 2, 0});
+  REQUIRE(l.ok());
+  CHECK(Ranks((*l)[0]) == std::vector<uint32_t>{0});
+  CHECK(Ranks((*l)[1]) == std::vector<uint32_t>{1});
+  l = LayoutStep(TwoNodeJob(), {3, 0, 0, 0});  // 3 tasks over 2 nodes: block, 2 + 1
+  REQUIRE(l.ok());
+  CHECK(Ranks((*l)[0]) == std::vector<uint32_t>{0, 1});
+  CHECK(Ranks((*l)[1]) == std::vector<uint32_t>{2});
+  l = LayoutStep(TwoNodeJob(), {1, 0, 0, 0});  // one task uses one node
+  REQUIRE(l.ok());
+  CHECK(l->size() == 1);
+}
+
+TEST_CASE("steps that do not fit the allocation are refused with the reason") {
+  auto l = LayoutStep(TwoNodeJob(), {0, 0, 3, 0});
+  REQUIRE_FALSE(l.ok());
+  CHECK(l.status().message().find("has 2") != std::string::npos);
+  l = LayoutStep(TwoNodeJob(), {0, 0, 0, 4});  // 2 tasks x 4 cpus > 4 allocated
+  REQUIRE_FALSE(l.ok());
+  CHECK(l.status().message().find("CPUs") != std::string::npos);
+  l = LayoutStep(TwoNodeJob(), {5, 2, 0, 0});
+  REQUIRE_FALSE(l.ok());
+}
