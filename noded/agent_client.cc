@@ -39,8 +39,10 @@ std::shared_ptr<grpc::Channel> MakeAgentChannel(const ClusterConfig& cfg) {
 }  // namespace
 
 AgentClient::AgentClient(const ClusterConfig& cfg, NodeDescription node, JobManager& jobs,
-                         const rpc::CredentialCodec& codec, const Clock& clock, GpuManager* gpus)
-    : cfg_(cfg), node_(std::move(node)), jobs_(jobs), gpus_(gpus), codec_(codec), clock_(clock),
+                         const rpc::CredentialCodec& codec, const Clock& clock, GpuManager* gpus,
+                         StepService* steps)
+    : cfg_(cfg), node_(std::move(node)), jobs_(jobs), gpus_(gpus), steps_(steps), codec_(codec),
+      clock_(clock),
       stub_(v1::NodeAgent::NewStub(MakeAgentChannel(cfg))),
       heartbeat_s_(cfg.HeartbeatInterval()) {}
 
@@ -103,8 +105,16 @@ void AgentClient::Apply(const v1::ControllerMessage& m) {
     case v1::ControllerMessage::kLaunch: jobs_.Launch(m.launch()); break;
     case v1::ControllerMessage::kSignal:
       jobs_.Signal(m.signal().job_id(), m.signal().signal());
+      if (steps_ && m.signal().signal() == 0) steps_->StopJob(m.signal().job_id());
       break;
-    case v1::ControllerMessage::kFinishedAck: jobs_.Ack(m.finished_ack().job_id()); break;
+    case v1::ControllerMessage::kFinishedAck:
+      jobs_.Ack(m.finished_ack().job_id());
+      if (steps_) steps_->StopJob(m.finished_ack().job_id());
+      break;
+    case v1::ControllerMessage::kStepGrant:
+      if (steps_) steps_->Grant(m.step_grant());
+      else Log("ignoring a StepGrant: this noded serves no steps");
+      break;
     case v1::ControllerMessage::kRegistered: Log("ignoring a second Registered"); break;
     case v1::ControllerMessage::kConfigureMig:
       if (gpus_) {
@@ -131,6 +141,7 @@ void AgentClient::Handle(const v1::ControllerMessage& m, bool* registered) {
     for (uint64_t id : m.registered().kill_jobs()) {
       Log("job " + std::to_string(id) + ": unknown to the controller, cancelling");
       jobs_.Signal(id, 0);
+      if (steps_) steps_->StopJob(id);
     }
   } else {
     Log("ignoring a controller message received before Registered");

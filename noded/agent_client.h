@@ -23,6 +23,7 @@
 #include "noded/gpu_manager.h"
 #include "noded/rdma.h"
 #include "noded/job_manager.h"
+#include "noded/step_service.h"
 #include "rpc/munge_codec.h"
 #include "tessera/v1/agent.grpc.pb.h"
 
@@ -44,8 +45,11 @@ class AgentClient {
  public:
   // `gpus` (may be null): GPU health and MIG reconfiguration; Register then reports its current
   // view of the GPUs (health, MIG layout with the jobs using each slice) instead of node.gpus.
+  // `steps` (may be null): StepGrants are handed to it; a job's end (FinishedAck, cancel,
+  // kill_jobs) stops the job's steps and forgets its grants.
   AgentClient(const ClusterConfig& cfg, NodeDescription node, JobManager& jobs,
-              const rpc::CredentialCodec& codec, const Clock& clock, GpuManager* gpus = nullptr);
+              const rpc::CredentialCodec& codec, const Clock& clock, GpuManager* gpus = nullptr,
+              StepService* steps = nullptr);
 
   // Connects, serves and reconnects until `stop` becomes true (then returns promptly after a
   // Wake()).
@@ -72,6 +76,7 @@ class AgentClient {
   NodeDescription node_;
   JobManager& jobs_;
   GpuManager* gpus_;
+  StepService* steps_;
   const rpc::CredentialCodec& codec_;
   const Clock& clock_;
   std::unique_ptr<tessera::v1::NodeAgent::Stub> stub_;

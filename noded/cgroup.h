@@ -80,6 +80,13 @@ class CgroupManager {
   virtual CgroupMode mode() const = 0;
   virtual Status Create(const CgroupSpec& spec) = 0;
   virtual Status AddSelf(const std::string& name) = 0;
+  // Moves process `pid` into the cgroup (step tasks: noded adds each forked task before it
+  // execs). Default: kUnimplemented.
+  virtual Status AddPid(const std::string& name, pid_t pid) {
+    (void)name;
+    (void)pid;
+    return Status(Code::kUnimplemented, "this cgroup manager cannot move other processes");
+  }
   virtual Result<std::vector<pid_t>> Procs(const std::string& name) = 0;
   virtual Status KillAll(const std::string& name) = 0;
   virtual Result<bool> OomKilled(const std::string& name) = 0;

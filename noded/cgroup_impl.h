@@ -12,6 +12,7 @@ class CgroupV1 final : public CgroupManager {
   CgroupMode mode() const override { return CgroupMode::kV1; }
   Status Create(const CgroupSpec& spec) override;
   Status AddSelf(const std::string& name) override;
+  Status AddPid(const std::string& name, pid_t pid) override;
   Result<std::vector<pid_t>> Procs(const std::string& name) override;
   Status KillAll(const std::string& name) override;
   Result<bool> OomKilled(const std::string& name) override;
@@ -33,6 +34,7 @@ class CgroupV2 final : public CgroupManager {
   CgroupMode mode() const override { return CgroupMode::kV2; }
   Status Create(const CgroupSpec& spec) override;
   Status AddSelf(const std::string& name) override;
+  Status AddPid(const std::string& name, pid_t pid) override;
   Result<std::vector<pid_t>> Procs(const std::string& name) override;
   Status KillAll(const std::string& name) override;
   Result<bool> OomKilled(const std::string& name) override;

@@ -92,8 +92,10 @@ Status CgroupV1::Create(const CgroupSpec& s) {
   return st;
 }
 
-Status CgroupV1::AddSelf(const std::string& name) {
-  std::string pid = std::to_string(::getpid());
+Status CgroupV1::AddSelf(const std::string& name) { return AddPid(name, ::getpid()); }
+
+Status CgroupV1::AddPid(const std::string& name, pid_t pid_value) {
+  std::string pid = std::to_string(pid_value);
   for (const char* c : kV1Controllers)
     if (Has(c)) TESSERA_RETURN_IF_ERROR(WriteCgroupFile(Dir(c, name) + "/cgroup.procs", pid));
   return Status::Ok();

@@ -65,8 +65,10 @@ Status CgroupV2::Create(const CgroupSpec& s) {
   return Status::Ok();
 }
 
-Status CgroupV2::AddSelf(const std::string& name) {
-  return WriteCgroupFile(Dir(name) + "/cgroup.procs", std::to_string(::getpid()));
+Status CgroupV2::AddSelf(const std::string& name) { return AddPid(name, ::getpid()); }
+
+Status CgroupV2::AddPid(const std::string& name, pid_t pid) {
+  return WriteCgroupFile(Dir(name) + "/cgroup.procs", std::to_string(pid));
 }
 
 Result<std::vector<pid_t>> CgroupV2::Procs(const std::string& name) {

@@ -1,7 +1,8 @@
 #pragma once
 // noded's own gRPC server on the node's configured port (NodeConfig.port, all addresses).
-// Today it serves only the standard gRPC health service (grpc.health.v1.Health, overall status
-// SERVING); later issues add the step I/O service. TLS when the config names certificates.
+// It serves the standard gRPC health service (grpc.health.v1.Health, overall status SERVING) and
+// the StepAgent service (step_service.h) when one is given. TLS when the config names
+// certificates.
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
@@ -12,14 +13,16 @@
 
 namespace tessera::noded {
 
-// The running server. Unknown methods answer UNIMPLEMENTED (a callback generic service, which
-// also gives gRPC the polled completion queue it requires while no other service exists).
+// The running server. Unknown methods answer UNIMPLEMENTED (without a StepAgent service, a
+// callback generic service gives gRPC the polled completion queue it requires).
 struct NodeServer {
   std::unique_ptr<grpc::CallbackGenericService> fallback;
   std::unique_ptr<grpc::Server> server;
 };
 
-// `port` 0 picks a free port; the bound port is stored in *bound_port.
-Result<NodeServer> StartNodeServer(const ClusterConfig& cfg, uint16_t port, int* bound_port);
+// `port` 0 picks a free port; the bound port is stored in *bound_port. `service` (may be null,
+// not owned, must outlive the server) is registered too.
+Result<NodeServer> StartNodeServer(const ClusterConfig& cfg, uint16_t port, int* bound_port,
+                                   grpc::Service* service = nullptr);
 
 }  // namespace tessera::noded

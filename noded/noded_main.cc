@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <set>
 #include <cstdio>
@@ -27,6 +28,8 @@
 #include "noded/node_server.h"
 #include "noded/notify_socket.h"
 #include "noded/spool.h"
+#include "noded/step_grants.h"
+#include "noded/step_service.h"
 #include "noded/stepd_control.h"
 #include "rpc/munge_codec.h"
 
@@ -221,10 +224,13 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  rpc::MungeCodec codec(cfg->munge_socket);
+  StepGrants grants;
+  StepService steps({flags.node, spool.root(), cfg->kill_wait_s}, grants, codec, Log);
   int port = 0;
-  auto server = StartNodeServer(*cfg, nc->port, &port);
+  auto server = StartNodeServer(*cfg, nc->port, &port, &steps);
   if (!server.ok()) return Fatal(server.status().message());
-  Log("listening on port " + std::to_string(port) + " (gRPC health)");
+  Log("listening on port " + std::to_string(port) + " (gRPC health, StepAgent)");
   auto notify_fd = BindNotifySocket(spool.NotifySocket());
   if (!notify_fd.ok()) return Fatal(notify_fd.status().message());
 
@@ -241,8 +247,7 @@ int Main(int argc, char** argv) {
   Log("spool " + spool.root() + ": " + std::to_string(jobs.Running().size()) + " running, " +
       std::to_string(jobs.Unacked().size()) + " finished unacknowledged");
 
-  rpc::MungeCodec codec(cfg->munge_socket);
-  AgentClient agent(*cfg, *desc, jobs, codec, clock, &gpu_manager);
+  AgentClient agent(*cfg, *desc, jobs, codec, clock, &gpu_manager, &steps);
   std::atomic<bool> stop{false};
   std::thread notifier([&] {
     while (!stop) {
@@ -260,7 +265,8 @@ int Main(int argc, char** argv) {
   if (!stop) kill(getpid(), SIGTERM);  // not reached: Run only returns on stop
   signals.join();
   notifier.join();
-  server->server->Shutdown();
+  // Running steps are cancelled after 2 s (their tasks get SIGTERM, KillWait, SIGKILL).
+  server->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   close(*notify_fd);
   Log("stopped");
   return 0;

@@ -177,9 +177,10 @@ bool OnNodes(const pb::JobInfo& j, const std::set<std::string>& nodes) {
 }
 
 // The server filters too; filtering again keeps the output right whatever it returns.
-std::vector<pb::JobInfo> Filter(const pb::ListJobsResponse& resp, const QueueArgs& a) {
+std::vector<pb::JobInfo> Filter(pb::ListJobsResponse& resp, const QueueArgs& a) {
   std::vector<pb::JobInfo> jobs;
-  for (const auto& j : resp.jobs()) {
+  jobs.reserve(static_cast<size_t>(resp.jobs_size()));
+  for (auto& j : *resp.mutable_jobs()) {
     if (!In(a.req.job_ids(), j.job_id()) || !In(a.req.uids(), j.uid()) ||
         !In(a.req.states(), j.state()) || !In(a.names, j.spec().name()))
       continue;
@@ -188,7 +189,7 @@ std::vector<pb::JobInfo> Filter(const pb::ListJobsResponse& resp, const QueueArg
     if (!In(a.req.partitions(), part) || !In(a.req.accounts(), acct) || !In(a.qos, j.spec().qos()))
       continue;
     if (!a.nodes.empty() && !OnNodes(j, a.nodes)) continue;
-    jobs.push_back(j);
+    jobs.push_back(std::move(j));
   }
   return jobs;
 }

@@ -240,7 +240,8 @@ class StepRun {
     req.set_signal(sig);
     for (auto& c : clients_) {
       Status st = c->SignalTasks(req);
-      if (!st.ok()) Warn(ctx_, "cannot forward signal " + std::to_string(sig) + ": " + st.message());
+      if (!st.ok())
+        Warn(ctx_, "cannot forward signal " + std::to_string(sig) + ": " + st.message());
     }
   }
 
@@ -266,7 +267,8 @@ Result<TrunArgs> ParseTrunArgs(CommandContext& ctx) {
     if (Status st = ApplyOption(o, a); !st.ok()) return st;
   a.argv = parsed->positionals;
   if (a.help || a.version) return a;
-  if (a.argv.empty()) return InvalidArgument("no command given (usage: trun [OPTIONS] command [args...])");
+  if (a.argv.empty())
+    return InvalidArgument("no command given (usage: trun [OPTIONS] command [args...])");
   if (a.job_id == 0) {
     auto it = ctx.env.find("SLURM_JOB_ID");
     if (it == ctx.env.end() || it->second.empty())

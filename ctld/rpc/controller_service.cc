@@ -127,6 +127,7 @@ grpc::Status ControllerService::ListJobs(grpc::ServerContext* ctx, const v1::Lis
     // Pending array elements that never ran are shown as one line per array (squeue's
     // "1234_[5-15%4]"), at the position of the array's first pending element.
     std::map<uint64_t, std::pair<int, std::vector<uint32_t>>> arrays;  // id -> (row, indices)
+    resp->mutable_jobs()->Reserve(static_cast<int>(ctl_->jobs().jobs().size()));
     for (const auto& [id, j] : ctl_->jobs().jobs()) {
       if (!ctl_->jobs().IsDurable(id)) continue;
       if (!req->include_finished() && states.empty() && IsFinished(j.State())) continue;
@@ -144,7 +145,7 @@ grpc::Status ControllerService::ListJobs(grpc::ServerContext* ctx, const v1::Lis
         }
         arrays[j.array_job_id] = {resp->jobs_size(), {j.array_task_id}};
       }
-      ToProto(j, resp->add_jobs());
+      ToProto(j, resp->add_jobs(), /*with_paths=*/false);
     }
     for (const auto& [array_id, row] : arrays) {
       const auto& [index, tasks] = row;

@@ -16,16 +16,16 @@ void ToProto(const ResourceReq& r, v1::Resources* out) {
 }
 
 void ToProto(const JobSpec& s, v1::JobSpec* p) {
-  p->set_name(s.name);
-  p->set_script(s.script);
+  if (!s.name.empty()) p->set_name(s.name);
+  if (!s.script.empty()) p->set_script(s.script);
   for (const auto& a : s.argv) p->add_argv(a);
-  p->set_workdir(s.workdir);
+  if (!s.workdir.empty()) p->set_workdir(s.workdir);
   for (const auto& [k, v] : s.env) (*p->mutable_env())[k] = v;
-  p->set_stdout_pattern(s.stdout_pattern);
-  p->set_stderr_pattern(s.stderr_pattern);
-  p->set_partition(s.partition);
-  p->set_qos(s.qos);
-  p->set_account(s.account);
+  if (!s.stdout_pattern.empty()) p->set_stdout_pattern(s.stdout_pattern);
+  if (!s.stderr_pattern.empty()) p->set_stderr_pattern(s.stderr_pattern);
+  if (!s.partition.empty()) p->set_partition(s.partition);
+  if (!s.qos.empty()) p->set_qos(s.qos);
+  if (!s.account.empty()) p->set_account(s.account);
   for (const auto& g : s.task_groups) {
     auto* tg = p->add_task_groups();
     tg->set_name(g.name);
@@ -40,15 +40,15 @@ void ToProto(const JobSpec& s, v1::JobSpec* p) {
   p->set_time_limit_s(s.time_limit_s);
   p->set_hold(s.hold);
   p->set_requeue(s.requeue);
-  p->set_comment(s.comment);
+  if (!s.comment.empty()) p->set_comment(s.comment);
   p->set_exclusive(s.exclusive);
-  p->set_constraint(s.constraint);
-  p->set_nodelist(s.nodelist);
-  p->set_exclude(s.exclude);
+  if (!s.constraint.empty()) p->set_constraint(s.constraint);
+  if (!s.nodelist.empty()) p->set_nodelist(s.nodelist);
+  if (!s.exclude.empty()) p->set_exclude(s.exclude);
   p->set_nice(s.nice);
   p->set_begin_time(s.begin_time);
-  p->set_dependency(s.dependency);
-  p->set_array(s.array);
+  if (!s.dependency.empty()) p->set_dependency(s.dependency);
+  if (!s.array.empty()) p->set_array(s.array);
 }
 
 void ToProto(const NodeAlloc& a, v1::NodeAllocation* p) {
@@ -121,14 +121,14 @@ Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* wa
   return Status::Ok();
 }
 
-void ToProto(const JobRecord& r, v1::JobInfo* out) {
+void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths) {
   out->set_job_id(r.job_id);
   ToProto(r.spec, out->mutable_spec());
   out->set_uid(r.uid);
   out->set_gid(r.gid);
-  out->set_user(r.user);
+  if (!r.user.empty()) out->set_user(r.user);
   out->set_state(static_cast<v1::JobState>(r.state));
-  out->set_reason(r.reason);
+  if (!r.reason.empty()) out->set_reason(r.reason);
   out->set_priority(static_cast<uint32_t>(r.priority > 0 ? r.priority : 0));
   out->set_submit_time(r.submit_time);
   out->set_start_time(r.start_time);
@@ -136,14 +136,17 @@ void ToProto(const JobRecord& r, v1::JobInfo* out) {
   out->set_exit_code(r.exit_code);
   out->set_exit_signal(r.exit_signal);
   for (const auto& a : r.alloc) ToProto(a, out->add_alloc());
-  out->set_nodelist(CompressHostlist(r.NodeNames()));
+  if (!r.alloc.empty()) out->set_nodelist(CompressHostlist(r.NodeNames()));
   out->set_requeue_count(r.requeue_count);
-  out->set_partition(r.partition);
+  if (!r.partition.empty()) out->set_partition(r.partition);
   out->set_time_limit_s(r.time_limit_s);
-  FilenameVars vars{r.job_id, r.spec.name, r.user, 0, -1, r.alloc.empty() ? "" : r.alloc.front().node};
-  out->set_stdout_path(ExpandFilenamePattern(r.spec.stdout_pattern, vars, r.spec.workdir));
-  out->set_stderr_path(ExpandFilenamePattern(r.spec.stderr_pattern.empty() ? r.spec.stdout_pattern : r.spec.stderr_pattern, vars, r.spec.workdir));
-  out->set_account(r.spec.account);
+  if (with_paths) {
+    FilenameVars vars{r.job_id, r.spec.name, r.user, 0, -1, r.alloc.empty() ? "" : r.alloc.front().node};
+    out->set_stdout_path(ExpandFilenamePattern(r.spec.stdout_pattern, vars, r.spec.workdir));
+    out->set_stderr_path(ExpandFilenamePattern(
+        r.spec.stderr_pattern.empty() ? r.spec.stdout_pattern : r.spec.stderr_pattern, vars, r.spec.workdir));
+  }
+  if (!r.spec.account.empty()) out->set_account(r.spec.account);
   out->set_num_tasks(r.NumTasks());
   out->set_num_cpus(r.NumCpus());
   out->set_expected_start_time(r.expected_start);

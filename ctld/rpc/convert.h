@@ -13,7 +13,8 @@ JobSpec FromProto(const v1::JobSpec& p);
 // Fields of a request that the controller cannot honour yet: an error for those that would
 // change the meaning of the job (a reservation that does not exist), a warning line for others.
 Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* warnings);
-void ToProto(const JobRecord& r, v1::JobInfo* out);
+// `with_paths`: also resolve stdout/stderr paths (GetJob); lists leave them to the client.
+void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths = true);
 void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out);
 void ToProto(const JobEvent& e, v1::JobEvent* out);
 RegisterInfo FromProto(const v1::Register& p);

@@ -38,6 +38,8 @@ class FakeController final : public ControllerApi {
   FAKE_RPC(Ping, PingRequest, PingResponse)
   FAKE_RPC(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
   FAKE_RPC(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
+  FAKE_RPC(CreateStep, CreateStepRequest, CreateStepResponse)
+  FAKE_RPC(CompleteStep, CompleteStepRequest, CompleteStepResponse)
 #undef FAKE_RPC
 };
 
@@ -129,6 +131,8 @@ struct CommandRun {
     FWD(Ping, PingRequest, PingResponse)
     FWD(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
     FWD(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
+    FWD(CreateStep, CreateStepRequest, CreateStepResponse)
+    FWD(CompleteStep, CompleteStepRequest, CompleteStepResponse)
 #undef FWD
    private:
     FakeController& f_;

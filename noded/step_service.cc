@@ -1,0 +1,155 @@
+#include "noded/step_service.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "noded/job_isolation.h"
+#include "noded/task_env.h"
+#include "rpc/grpc_util.h"
+
+namespace tessera::noded {
+
+namespace v1 = tessera::v1;
+
+namespace {
+
+std::string StepName(uint64_t job, uint32_t step) {
+  return std::to_string(job) + "." + std::to_string(step);
+}
+
+// The job's cgroup on this node, when its batch step made one (job.<id>/isolation).
+std::unique_ptr<CgroupManager> JobCgroup(const std::string& spool, uint64_t job,
+                                         std::string* name) {
+  std::ifstream in(spool + "/job." + std::to_string(job) + "/isolation");
+  if (!in) return nullptr;
+  std::stringstream text;
+  text << in.rdbuf();
+  auto iso = ParseJobIsolation(text.str());
+  if (!iso.ok() || iso->cgroup_root.empty()) return nullptr;
+  auto cg = MakeCgroupManager(DetectCgroupsOnHost(iso->cgroup_root));
+  if (!cg || !cg->Procs(iso->cgroup.name).ok()) return nullptr;
+  *name = iso->cgroup.name;
+  return cg;
+}
+
+}  // namespace
+
+StepService::StepService(StepServiceOptions opts, StepGrants& grants,
+                         const rpc::CredentialCodec& codec, LogFn log)
+    : opts_(std::move(opts)), grants_(grants), codec_(codec), log_(std::move(log)) {}
+
+Result<v1::StepGrant> StepService::Authorize(const grpc::ServerContext& ctx, uint64_t job_id,
+                                             uint32_t step_id, std::chrono::milliseconds wait) {
+  auto id = rpc::Authenticate(codec_, ctx);
+  if (!id.ok()) return id.status();
+  auto grant = grants_.Wait(job_id, step_id, wait);
+  Status st = CheckStepAccess(grant ? &*grant : nullptr, job_id, step_id, id->uid,
+                              opts_.node_name);
+  if (!st.ok()) {
+    if (log_) log_("step " + StepName(job_id, step_id) + ": refused: " + st.message());
+    return st;
+  }
+  return *grant;
+}
+
+Result<TaskPlan> StepService::MakePlan(const v1::RunTasksRequest& req, const v1::StepGrant& g) {
+  if (req.argv_size() == 0 || req.argv(0).empty())
+    return InvalidArgument("RunTasks for step " + StepName(req.job_id(), req.step_id()) +
+                           ": argv is empty (no command to run)");
+  TaskPlan plan;
+  passwd pwd{}, *pw = nullptr;
+  std::vector<char> buf(16384);
+  if (getpwuid_r(g.uid(), &pwd, buf.data(), buf.size(), &pw) != 0 || !pw)
+    return FailedPrecondition("unknown uid " + std::to_string(g.uid()) + " (user '" + g.user() +
+                              "') on node " + opts_.node_name);
+  plan.uid = g.uid();
+  plan.gid = g.gid() != 0 || g.uid() == 0 ? g.gid() : pw->pw_gid;  // gid 0 = not filled in
+  if (::geteuid() == 0) {
+    auto groups = UserGroups(pw->pw_name, plan.gid);
+    if (!groups.ok()) return groups.status();
+    plan.groups = *groups;
+  }
+  plan.cwd = req.cwd();
+  plan.argv.assign(req.argv().begin(), req.argv().end());
+  plan.kill_wait_ms = opts_.kill_wait_s * 1000;
+  for (int i = 0; i < g.ranks_size(); ++i) {
+    TaskPlan::Task t;
+    t.rank = g.ranks(i);
+    t.env = EnvToStrings(BuildTaskEnv(req, g, static_cast<uint32_t>(i), opts_.node_name));
+    plan.tasks.push_back(std::move(t));
+  }
+  return plan;
+}
+
+grpc::Status StepService::RunTasks(grpc::ServerContext* ctx, const v1::RunTasksRequest* req,
+                                   grpc::ServerWriter<v1::TaskOutput>* writer) {
+  std::string step = StepName(req->job_id(), req->step_id());
+  auto grant = Authorize(*ctx, req->job_id(), req->step_id(), opts_.grant_wait);
+  if (!grant.ok()) return rpc::ToGrpc(grant.status());
+  auto plan = MakePlan(*req, *grant);
+  if (!plan.ok()) return rpc::ToGrpc(plan.status());
+  if (!grants_.Claim(req->job_id(), req->step_id()))
+    return rpc::ToGrpc(FailedPrecondition("step " + step + " was already started on node " +
+                                          opts_.node_name));
+  std::string cg_name;
+  auto cgroup = JobCgroup(opts_.spool_root, req->job_id(), &cg_name);
+  if (cgroup) {
+    plan->cgroup = cgroup.get();
+    plan->cgroup_name = cg_name;
+  }
+  TaskSet tasks(std::move(*plan), log_);
+  if (Status st = tasks.Start(); !st.ok()) {
+    if (log_) log_("step " + step + ": cannot start the tasks: " + st.message());
+    return rpc::ToGrpc(Status(st.code(), "node " + opts_.node_name +
+                                             ": cannot start the tasks of step " + step + ": " +
+                                             st.message()));
+  }
+  StepKey key{req->job_id(), req->step_id()};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_[key] = &tasks;
+  }
+  if (log_) log_("step " + step + ": started " + std::to_string(grant->ranks_size()) +
+                 " task(s) as uid " + std::to_string(grant->uid()) +
+                 (cgroup ? " in cgroup " + cg_name : ""));
+  tasks.Run([&](const v1::TaskOutput& m) { return writer->Write(m); },
+            [&] { return ctx->IsCancelled(); });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.erase(key);
+  }
+  if (log_) log_("step " + step + ": tasks ended");
+  return grpc::Status::OK;
+}
+
+grpc::Status StepService::SignalTasks(grpc::ServerContext* ctx,
+                                      const v1::SignalTasksRequest* req,
+                                      v1::SignalTasksResponse*) {
+  if (req->signal() <= 0 || req->signal() >= NSIG)
+    return rpc::ToGrpc(InvalidArgument("invalid signal number " + std::to_string(req->signal())));
+  auto grant = Authorize(*ctx, req->job_id(), req->step_id(), std::chrono::milliseconds(0));
+  if (!grant.ok()) return rpc::ToGrpc(grant.status());
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = running_.find({req->job_id(), req->step_id()});
+  if (it != running_.end()) it->second->Signal(req->signal());
+  return grpc::Status::OK;
+}
+
+void StepService::StopJob(uint64_t job_id) {
+  grants_.DropJob(job_id);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [key, tasks] : running_)
+    if (key.first == job_id) tasks->Cancel();
+}
+
+size_t StepService::RunningSteps() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_.size();
+}
+
+}  // namespace tessera::noded

@@ -1,0 +1,50 @@
+#include "noded/task_env.h"
+
+#include "common/hostlist.h"
+
+namespace tessera::noded {
+
+namespace {
+// Number of hosts in a Slurm hostlist ("it[1-2],gpu3" -> 3); 0 when it cannot be parsed.
+size_t HostCount(const std::string& nodelist) {
+  if (nodelist.empty()) return 0;
+  auto hosts = ExpandHostlist(nodelist);
+  return hosts.ok() ? hosts->size() : 0;
+}
+}  // namespace
+
+EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::StepGrant& grant,
+                    uint32_t local_index, const std::string& node_name) {
+  EnvMap env(req.env().begin(), req.env().end());
+  uint32_t rank = grant.ranks(static_cast<int>(local_index));
+  EnvMap slurm;
+  slurm["PROCID"] = std::to_string(rank);
+  slurm["LOCALID"] = std::to_string(local_index);
+  slurm["NODEID"] = std::to_string(grant.node_index());
+  slurm["NTASKS"] = std::to_string(grant.ntasks());
+  slurm["NPROCS"] = std::to_string(grant.ntasks());
+  slurm["STEP_NUM_TASKS"] = std::to_string(grant.ntasks());
+  slurm["STEP_ID"] = std::to_string(grant.step_id());
+  slurm["STEPID"] = std::to_string(grant.step_id());
+  slurm["STEP_NODELIST"] = grant.nodelist();
+  slurm["STEP_NUM_NODES"] = std::to_string(HostCount(grant.nodelist()));
+  slurm["LOCAL_TASKS"] = std::to_string(grant.ranks_size());
+  slurm["JOB_ID"] = std::to_string(grant.job_id());
+  slurm["JOBID"] = std::to_string(grant.job_id());
+  if (grant.cpus_per_task() > 0) slurm["CPUS_PER_TASK"] = std::to_string(grant.cpus_per_task());
+  for (const auto& [k, v] : slurm) {
+    env["SLURM_" + k] = v;
+    env["TESSERA_" + k] = v;
+  }
+  env["SLURMD_NODENAME"] = node_name;
+  env["TESSERA_NODENAME"] = node_name;
+  if (!grant.master_addr().empty()) env["MASTER_ADDR"] = grant.master_addr();
+  if (grant.master_port() > 0) env["MASTER_PORT"] = std::to_string(grant.master_port());
+  env["RANK"] = std::to_string(rank);
+  env["LOCAL_RANK"] = std::to_string(local_index);
+  env["WORLD_SIZE"] = std::to_string(grant.ntasks());
+  env["LOCAL_WORLD_SIZE"] = std::to_string(grant.ranks_size());
+  return env;
+}
+
+}  // namespace tessera::noded

@@ -1,0 +1,97 @@
+#pragma once
+// The processes of one step on this node (StepAgent.RunTasks): one per granted rank, started
+// together, supervised by the calling thread until every one has ended. OS-facing.
+//
+// Each task: its own process group; the step user's supplementary groups, gid and uid (when
+// noded is root; otherwise only noded's own uid can run, else Start fails); joins the job's
+// cgroup before exec when `cgroup` is set (noded moves it while it waits on a gate pipe);
+// stdin /dev/null; stdout and stderr are pipes read by Run; chdir(cwd); execvp of argv with the
+// task's own environment (PATH from it). An exec failure prints
+// "tessera-noded: error: execve(): <prog>: <reason>" on the task's stderr and exits 127
+// (not found) or 126. The child only makes async-signal-safe calls between fork and exec
+// (noded is multi-threaded): everything it needs is prepared before the fork.
+//
+// Run streams Data chunks (rank, stream 1/2) in the order read and one Exit per task once the
+// task was reaped and its pipes closed (output of a task always precedes its Exit). When a task's
+// main process ends, its process group is SIGKILLed (leftover children); pipes still held open
+// by escapees are closed 2 s later. Cancellation (the `cancelled` callback, a failed Emit, or
+// Cancel()): SIGTERM to every live task's process group, SIGKILL kill_wait_ms later.
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "noded/cgroup.h"
+#include "tessera/v1/step.pb.h"
+
+namespace tessera::noded {
+
+struct TaskPlan {
+  struct Task {
+    uint32_t rank = 0;
+    std::vector<std::string> env;  // "KEY=VALUE"
+  };
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;       // supplementary groups (UserGroups)
+  std::string cwd;
+  std::vector<std::string> argv;
+  std::vector<Task> tasks;
+  CgroupManager* cgroup = nullptr;  // not owned; nullptr = no cgroup
+  std::string cgroup_name;
+  int64_t kill_wait_ms = 30000;
+};
+
+// The supplementary group list of `user` with primary group `gid` (getgrouplist).
+Result<std::vector<gid_t>> UserGroups(const std::string& user, gid_t gid);
+
+class TaskSet {
+ public:
+  // Returns false when the receiver is gone (the set is then cancelled, nothing more emitted).
+  using Emit = std::function<bool(const tessera::v1::TaskOutput&)>;
+  using LogFn = std::function<void(const std::string&)>;
+
+  TaskSet(TaskPlan plan, LogFn log);
+  ~TaskSet();  // SIGKILLs and reaps whatever is still running
+  TaskSet(const TaskSet&) = delete;
+  TaskSet& operator=(const TaskSet&) = delete;
+
+  // Forks every task. On failure the tasks already started are killed and reaped.
+  Status Start();
+  // Blocks until every task has ended (see the header comment).
+  void Run(const Emit& emit, const std::function<bool()>& cancelled);
+  // Thread-safe: signal to every live task's process group.
+  void Signal(int sig);
+  // Thread-safe: asks Run to stop the tasks (SIGTERM, kill_wait, SIGKILL).
+  void Cancel() { cancel_ = true; }
+
+ private:
+  struct Proc {
+    uint32_t rank = 0;
+    pid_t pid = -1;
+    int out = -1, err = -1;
+    bool reaped = false;
+    int status = 0;
+    int64_t reaped_ms = 0;
+    bool exit_sent = false;
+  };
+  Status StartOne(size_t index, int devnull);
+  void ReadSome(Proc& p, int* fd, uint32_t stream, const Emit& emit);
+  void Reap(int64_t now);
+  void KillAll(int sig);
+  bool Send(const Emit& emit, const tessera::v1::TaskOutput& m);
+
+  TaskPlan plan_;
+  LogFn log_;
+  std::mutex mu_;  // guards procs_[*].pid/reaped against Signal from other threads
+  std::vector<Proc> procs_;
+  std::atomic<bool> cancel_{false};
+  bool receiver_gone_ = false;
+};
+
+}  // namespace tessera::noded

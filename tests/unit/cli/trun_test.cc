@@ -1,0 +1,291 @@
+// trun against a fake controller and fake nodes: options, the job id, output per rank with
+// labels, the exit status, --kill-on-bad-exit, signal forwarding and CompleteStep.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "cli/lib/rank_output.h"
+#include "cli/lib/trun.h"
+#include "fake_controller.h"
+
+namespace tessera::cli {
+namespace {
+
+using testing::CommandRun;
+namespace v1 = tessera::v1;
+
+TEST_CASE("RankOutput writes whole lines per rank, with srun's labels", "[trun]") {
+  std::ostringstream out, err;
+  RankOutput o(out, err, true, 12);
+  o.Write(3, 1, "hel");
+  o.Write(10, 1, "other\nrank ten ");
+  o.Write(3, 1, "lo\nwor");
+  o.Write(3, 2, "oops\n");
+  o.Flush(3);
+  o.FlushAll();
+  CHECK(out.str() == "10: other\n 3: hello\n 3: wor10: rank ten ");
+  CHECK(err.str() == " 3: oops\n");
+  std::ostringstream plain, perr;
+  RankOutput p(plain, perr, false, 2);
+  p.Write(0, 1, "a\nb");
+  p.Flush(0);
+  CHECK(plain.str() == "a\nb");
+}
+
+// A node that replays canned output, records what it was asked, and can block until cancelled.
+class FakeNode final : public StepAgentApi {
+ public:
+  std::string name;
+  std::vector<v1::TaskOutput> script;  // replayed by RunTasks
+  bool block_until_cancel = false;
+  Status result;
+  std::vector<v1::RunTasksRequest> runs;
+  std::vector<v1::SignalTasksRequest> signals;
+  bool cancelled = false;
+
+  std::string Target() const override { return name; }
+  Status RunTasks(const v1::RunTasksRequest& req, const OnOutput& on_output) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      runs.push_back(req);
+    }
+    for (const auto& m : script) on_output(m);
+    if (block_until_cancel) {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return cancelled; });
+      return Status(Code::kCancelled, "cancelled");
+    }
+    return result;
+  }
+  void Cancel() override {
+    std::lock_guard<std::mutex> l(mu_);
+    cancelled = true;
+    cv_.notify_all();
+  }
+  Status SignalTasks(const v1::SignalTasksRequest& req) override {
+    std::lock_guard<std::mutex> l(mu_);
+    signals.push_back(req);
+    return Status::Ok();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+v1::TaskOutput Data(uint32_t rank, const std::string& text, uint32_t stream = 1) {
+  v1::TaskOutput m;
+  m.mutable_data()->set_rank(rank);
+  m.mutable_data()->set_stream(stream);
+  m.mutable_data()->set_data(text);
+  return m;
+}
+
+v1::TaskOutput Exit(uint32_t rank, int code, int sig = 0) {
+  v1::TaskOutput m;
+  m.mutable_exit()->set_rank(rank);
+  m.mutable_exit()->set_exit_code(code);
+  m.mutable_exit()->set_exit_signal(sig);
+  return m;
+}
+
+struct TrunRun {
+  CommandRun cmd;
+  std::map<std::string, FakeNode*> nodes;  // owned by the hooks' callers after connect
+  std::vector<std::unique_ptr<FakeNode>> owned;
+  std::function<void(int)> signal_handler;
+  int64_t mono = 0;
+
+  TrunRun() {
+    cmd.env["SLURM_JOB_ID"] = "42";
+    cmd.env["PATH"] = "/usr/bin";
+    v1::CreateStepResponse step;
+    step.set_step_id(3);
+    step.set_ntasks(4);
+    step.set_nodelist("it[1-2]");
+    for (int i = 0; i < 2; ++i) {
+      auto* n = step.add_nodes();
+      n->set_node("it" + std::to_string(i + 1));
+      n->set_address("127.0.0.1");
+      n->set_port(7000 + i);
+      n->add_ranks(2 * i);
+      n->add_ranks(2 * i + 1);
+      owned.push_back(std::make_unique<FakeNode>());
+      owned.back()->name = n->node();
+      nodes[n->node()] = owned.back().get();
+    }
+    cmd.ctld.CreateStep_result = step;
+  }
+
+  int Run(std::vector<std::string> args) {
+    static TrunRun* self;
+    self = this;
+    return cmd.Run(
+        [](CommandContext& ctx) {
+          TrunHooks hooks;
+          hooks.connect_node = [](const pb::StepNode& n) -> Result<std::unique_ptr<StepAgentApi>> {
+            FakeNode* f = self->nodes.at(n.node());
+            self->owned_by_trun.push_back(f);
+            return std::unique_ptr<StepAgentApi>(new Borrowed(f));
+          };
+          hooks.watch_signals = [](std::function<void(int)> h) -> std::function<void()> {
+            self->signal_handler = std::move(h);
+            if (self->on_watch) self->on_watch();
+            return [] {  // as the real watcher: no handler runs after this returns
+              if (self->sender.joinable()) self->sender.join();
+            };
+          };
+          hooks.mono_ms = [] { return self->mono; };
+          return RunTrunWith(ctx, hooks);
+        },
+        std::move(args));
+  }
+  std::function<void()> on_watch;
+  std::thread sender;  // a test's signal sender, joined when trun stops watching
+  std::vector<FakeNode*> owned_by_trun;
+
+  // Forwards to a FakeNode that the test keeps.
+  class Borrowed final : public StepAgentApi {
+   public:
+    explicit Borrowed(FakeNode* f) : f_(f) {}
+    std::string Target() const override { return f_->Target(); }
+    Status RunTasks(const v1::RunTasksRequest& r, const OnOutput& o) override {
+      return f_->RunTasks(r, o);
+    }
+    void Cancel() override { f_->Cancel(); }
+    Status SignalTasks(const v1::SignalTasksRequest& r) override { return f_->SignalTasks(r); }
+
+   private:
+    FakeNode* f_;
+  };
+};
+
+TEST_CASE("trun creates a step, runs it on every node and labels the output", "[trun]") {
+  TrunRun t;
+  t.nodes["it1"]->script = {Data(0, "rank=0\n"), Data(1, "rank=1\n"), Exit(0, 0), Exit(1, 0)};
+  t.nodes["it2"]->script = {Data(2, "rank=2\n"), Data(3, "warn\n", 2), Exit(2, 0), Exit(3, 0)};
+  int rc = t.Run({"-l", "-N2", "--ntasks-per-node=2", "-c", "2", "bash", "-c", "echo hi"});
+  INFO(t.cmd.err);
+  CHECK(rc == 0);
+  REQUIRE(t.cmd.ctld.CreateStep_calls.size() == 1);
+  const auto& req = t.cmd.ctld.CreateStep_calls[0];
+  CHECK(req.job_id() == 42);
+  CHECK(req.nodes() == 2);
+  CHECK(req.ntasks_per_node() == 2);
+  CHECK(req.cpus_per_task() == 2);
+  CHECK(req.ntasks() == 0);
+  CHECK(req.name() == "bash");
+  CHECK(t.cmd.out.find("0: rank=0\n") != std::string::npos);
+  CHECK(t.cmd.out.find("2: rank=2\n") != std::string::npos);
+  CHECK(t.cmd.err == "3: warn\n");
+  REQUIRE(t.nodes["it2"]->runs.size() == 1);
+  const auto& run = t.nodes["it2"]->runs[0];
+  CHECK(run.job_id() == 42);
+  CHECK(run.step_id() == 3);
+  CHECK(std::vector<std::string>(run.argv().begin(), run.argv().end()) ==
+        std::vector<std::string>{"bash", "-c", "echo hi"});
+  CHECK(run.env().at("PATH") == "/usr/bin");
+  CHECK(run.cwd() == "/home/alice/work");
+  REQUIRE(t.cmd.ctld.CompleteStep_calls.size() == 1);
+  CHECK(t.cmd.ctld.CompleteStep_calls[0].state() == v1::COMPLETED);
+  CHECK(t.cmd.ctld.CompleteStep_calls[0].step_id() == 3);
+}
+
+TEST_CASE("trun exits with the worst task's status and reports FAILED", "[trun]") {
+  TrunRun t;
+  t.nodes["it1"]->script = {Exit(0, 0), Exit(1, 3)};
+  t.nodes["it2"]->script = {Exit(2, 2), Exit(3, 0)};
+  CHECK(t.Run({"true"}) == 3);
+  REQUIRE(t.cmd.ctld.CompleteStep_calls.size() == 1);
+  CHECK(t.cmd.ctld.CompleteStep_calls[0].state() == v1::FAILED);
+  CHECK(t.cmd.ctld.CompleteStep_calls[0].exit_code() == 3);
+
+  TrunRun s;
+  s.nodes["it1"]->script = {Exit(0, 0), Exit(1, 0, 9)};
+  s.nodes["it2"]->script = {Exit(2, 3), Exit(3, 0)};
+  CHECK(s.Run({"true"}) == 137);
+  CHECK(s.cmd.ctld.CompleteStep_calls[0].exit_signal() == 9);
+}
+
+TEST_CASE("trun --kill-on-bad-exit cancels the other nodes", "[trun]") {
+  TrunRun t;
+  t.nodes["it1"]->script = {Exit(0, 5)};
+  t.nodes["it1"]->block_until_cancel = true;
+  t.nodes["it2"]->block_until_cancel = true;
+  CHECK(t.Run({"-K", "false"}) == 5);
+  CHECK(t.nodes["it2"]->cancelled);
+  CHECK(t.cmd.err.find("task 0 exited with status 5") != std::string::npos);
+  CHECK(t.cmd.ctld.CompleteStep_calls[0].state() == v1::FAILED);
+  TrunRun off;
+  off.nodes["it1"]->script = {Exit(0, 5), Exit(1, 0)};
+  off.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
+  CHECK(off.Run({"--kill-on-bad-exit=0", "false"}) == 5);
+  CHECK_FALSE(off.nodes["it2"]->cancelled);
+}
+
+TEST_CASE("trun fails the step when a node refuses or cannot be reached", "[trun]") {
+  TrunRun t;
+  t.nodes["it1"]->block_until_cancel = true;
+  t.nodes["it2"]->result = Status(Code::kPermissionDenied, "node it2: uid 1001 may not run tasks");
+  CHECK(t.Run({"true"}) == 1);
+  CHECK(t.cmd.err.find("tcmd: error: node it2: uid 1001 may not run tasks") != std::string::npos);
+  CHECK(t.nodes["it1"]->cancelled);
+  CHECK(t.cmd.ctld.CompleteStep_calls[0].state() == v1::FAILED);
+}
+
+TEST_CASE("trun forwards signals and a second SIGINT within 1 s cancels", "[trun]") {
+  TrunRun t;
+  t.nodes["it1"]->block_until_cancel = true;
+  t.nodes["it2"]->block_until_cancel = true;
+  t.on_watch = [&] {
+    t.sender = std::thread([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      t.signal_handler(SIGUSR1);
+      t.mono = 1000;
+      t.signal_handler(SIGINT);
+      t.mono = 1500;
+      t.signal_handler(SIGINT);
+    });
+  };
+  int rc = t.Run({"sleep", "100"});
+  CHECK(rc == 1);
+  CHECK(t.nodes["it1"]->cancelled);
+  CHECK(t.nodes["it2"]->cancelled);
+  REQUIRE(t.nodes["it2"]->signals.size() == 2);  // SIGUSR1 and the first SIGINT
+  CHECK(t.nodes["it2"]->signals[0].signal() == SIGUSR1);
+  CHECK(t.nodes["it2"]->signals[1].signal() == SIGINT);
+  CHECK(t.nodes["it2"]->signals[1].step_id() == 3);
+  CHECK(t.cmd.err.find("interrupt (one more within 1 sec to abort)") != std::string::npos);
+  CHECK(t.cmd.ctld.CompleteStep_calls[0].state() == v1::CANCELLED);
+}
+
+TEST_CASE("trun needs a job and a command, and names bad options", "[trun]") {
+  TrunRun t;
+  t.cmd.env.erase("SLURM_JOB_ID");
+  CHECK(t.Run({"hostname"}) == 1);
+  CHECK(t.cmd.err == "tcmd: error: no job allocation: SLURM_JOB_ID is not set (use trun inside "
+                     "a job, or --jobid)\n");
+  CHECK(t.cmd.ctld.CreateStep_calls.empty());
+  CHECK(t.Run({"--jobid=77", "-n", "3", "hostname"}) == 1);  // no task reported an exit: failed
+  CHECK(t.cmd.ctld.CompleteStep_calls.back().state() == v1::FAILED);
+  CHECK(t.cmd.ctld.CreateStep_calls.back().job_id() == 77);
+  CHECK(t.cmd.ctld.CreateStep_calls.back().ntasks() == 3);
+  TrunRun u;
+  CHECK(u.Run({"-l"}) == 1);
+  CHECK(u.cmd.err.find("no command given") != std::string::npos);
+  CHECK(u.Run({"-n", "x", "true"}) == 1);
+  CHECK(u.cmd.err.find("invalid --ntasks value \"x\"") != std::string::npos);
+  CHECK(u.Run({"-K2", "true"}) == 1);
+  CHECK(u.cmd.err.find("--kill-on-bad-exit") != std::string::npos);
+  u.cmd.ctld.CreateStep_result = Status(Code::kPermissionDenied, "job 42 belongs to bob");
+  CHECK(u.Run({"true"}) == 1);
+  CHECK(u.cmd.err == "tcmd: error: cannot create a step in job 42: job 42 belongs to bob\n");
+  CHECK(u.Run({"--help"}) == 0);
+  CHECK(u.cmd.out.find("Usage: trun") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::cli
