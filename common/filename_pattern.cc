@@ -1,13 +1,16 @@
 #include "common/filename_pattern.h"
 
 #include <cctype>
+#include <functional>
+#include <optional>
 
 namespace tessera {
+namespace {
 
-std::string ExpandFilenamePattern(const std::string& pattern, const FilenameVars& v,
-                                  const std::string& workdir) {
-  std::string pat = pattern;
-  if (pat.empty()) pat = v.array_index >= 0 ? "slurm-%A_%a.out" : "slurm-%j.out";
+// Walks `pat`, replacing each "%[width]c" for which `code(c, width)` returns a value; other
+// codes are copied as written.
+std::string ExpandCodes(const std::string& pat,
+                        const std::function<std::optional<std::string>(char, size_t)>& code) {
   std::string out;
   for (size_t i = 0; i < pat.size(); ++i) {
     if (pat[i] != '%' || i + 1 >= pat.size()) {
@@ -22,49 +25,48 @@ std::string ExpandFilenamePattern(const std::string& pattern, const FilenameVars
       out += pat.substr(i);
       break;
     }
-    auto num = [&](uint64_t n) {
-      std::string s = std::to_string(n);
-      if (s.size() < width) s.insert(0, width - s.size(), '0');
-      return s;
-    };
-    switch (pat[j]) {
-      case 'j': out += num(v.job_id); break;
-      case 'x': out += v.job_name; break;
-      case 'u': out += v.user; break;
-      case 'A': out += num(v.array_job_id ? v.array_job_id : v.job_id); break;
-      case 'a': out += v.array_index >= 0 ? num(static_cast<uint64_t>(v.array_index)) : num(4294967294u); break;
-      case 'N': out += v.node; break;
-      case '%': out += '%'; break;
-      default: out += pat.substr(i, j - i + 1); break;
-    }
+    auto v = code(pat[j], width);
+    out += v ? *v : pat.substr(i, j - i + 1);
     i = j;
   }
+  return out;
+}
+
+std::string Padded(uint64_t n, size_t width) {
+  std::string s = std::to_string(n);
+  if (s.size() < width) s.insert(0, width - s.size(), '0');
+  return s;
+}
+
+}  // namespace
+
+std::string ExpandFilenamePattern(const std::string& pattern, const FilenameVars& v,
+                                  const std::string& workdir) {
+  std::string pat = pattern;
+  if (pat.empty()) pat = v.array_index >= 0 ? "slurm-%A_%a.out" : "slurm-%j.out";
+  std::string out = ExpandCodes(pat, [&](char c, size_t width) -> std::optional<std::string> {
+    switch (c) {
+      case 'j': return Padded(v.job_id, width);
+      case 'x': return v.job_name;
+      case 'u': return v.user;
+      case 'A': return Padded(v.array_job_id ? v.array_job_id : v.job_id, width);
+      case 'a': return Padded(v.array_index >= 0 ? static_cast<uint64_t>(v.array_index) : 4294967294u, width);
+      case 'N': return v.node;
+      case '%': return std::string("%");
+      default: return std::nullopt;
+    }
+  });
   if (!out.empty() && out[0] != '/' && !workdir.empty()) out = workdir + "/" + out;
   return out;
 }
 
 std::string ExpandArrayCodes(const std::string& pattern, uint64_t array_job_id, uint32_t task_id) {
-  std::string pat = pattern.empty() ? "slurm-%A_%a.out" : pattern;
-  std::string out;
-  for (size_t i = 0; i < pat.size(); ++i) {
-    if (pat[i] != '%' || i + 1 >= pat.size()) {
-      out += pat[i];
-      continue;
-    }
-    size_t j = i + 1;
-    size_t width = 0;
-    while (j < pat.size() && std::isdigit(static_cast<unsigned char>(pat[j])) && width < 10)
-      width = width * 10 + static_cast<size_t>(pat[j++] - '0');
-    if (j < pat.size() && (pat[j] == 'A' || pat[j] == 'a')) {
-      std::string s = std::to_string(pat[j] == 'A' ? array_job_id : task_id);
-      if (s.size() < width) s.insert(0, width - s.size(), '0');
-      out += s;
-    } else {
-      out += pat.substr(i, j - i + 1);  // "%%", "%j", ... stay for the node
-    }
-    i = j;
-  }
-  return out;
+  return ExpandCodes(pattern.empty() ? "slurm-%A_%a.out" : pattern,
+                     [&](char c, size_t width) -> std::optional<std::string> {
+                       if (c == 'A') return Padded(array_job_id, width);
+                       if (c == 'a') return Padded(task_id, width);
+                       return std::nullopt;  // "%%", "%j", ... stay for the node
+                     });
 }
 
 }  // namespace tessera

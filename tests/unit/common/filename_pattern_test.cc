@@ -53,3 +53,9 @@ TEST_CASE("filename pattern: relative results join the workdir", "[filename_patt
 
 }  // namespace
 }  // namespace tessera
+
+TEST_CASE("array codes are resolved per element and everything else is left for the node") {
+  CHECK(tessera::ExpandArrayCodes("out-%A_%a-%j-%%.txt", 40, 7) == "out-40_7-%j-%%.txt");
+  CHECK(tessera::ExpandArrayCodes("", 40, 3) == "slurm-40_3.out");
+  CHECK(tessera::ExpandArrayCodes("x%3a", 40, 3) == "x003");
+}
