@@ -472,6 +472,11 @@ void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t s
     jobs_.FinishStep(s);
     it = steps_.erase(it);
   }
+  // The other nodes of the job hold only its trun steps: end them (noded drops their grants).
+  for (size_t i = 1; i < j.alloc.size(); ++i) {
+    NodeRuntime* other = nodes_.Find(j.alloc[i].node);
+    if (other && other->link) other->link->Signal(j.job_id, 0);
+  }
   if (state == JobState::kCompleted) stats_.jobs_completed++;
   else if (state == JobState::kCancelled) stats_.jobs_cancelled++;
   else stats_.jobs_failed++;

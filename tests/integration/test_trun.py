@@ -63,6 +63,11 @@ def test_trun_runs_every_rank_on_both_nodes(cluster):
         assert {local for _, local in ids} == {0, 1}
         assert len({node for node, _ in ids}) == 1  # one SLURM_NODEID per node
     assert {next(iter(ids))[0] for ids in hosts.values()} == {0, 1}
+    # The step is in accounting after its job, as sacct shows steps.
+    acct = cluster.run(["tacct", "-j", str(job), "-P", "-n", "-o", "JobID,JobName,State,ExitCode,NodeList"],
+                       user=user).stdout.splitlines()
+    assert acct[0].startswith(f"{job}|wrap|COMPLETED|0:0")
+    assert acct[1] == f"{job}.0|bash|COMPLETED|0:0|it[1-2]", acct
 
 
 def test_trun_exit_code_is_the_worst_tasks(cluster):
