@@ -123,6 +123,12 @@ class Controller {
   // A GPU's health or layout changed (XID, lost device, MIG change): the GPU alone is drained
   // while unhealthy; the node keeps running other work.
   void OnGpuUpdate(const std::string& node, const GpuState& gpu, uint32_t xid);
+  // Admins: change a GPU's MIG layout on a node; `done` gets the GPU after the node answered.
+  using MigDone = std::function<void(Result<GpuState>)>;
+  void ConfigureMig(const std::string& node, uint32_t gpu, bool destroy_all,
+                    std::vector<std::string> destroy,
+                    const std::vector<NodeLink::MigPlacementReq>& create, MigDone done);
+  void OnMigConfigured(uint64_t request_id, const Status& st, const GpuState& gpu);
 
   // Asks for a scheduling cycle soon (coalesced).
   void RequestSchedule();
@@ -154,6 +160,8 @@ class Controller {
   CtldStats stats_;
   std::set<uint64_t> requeue_on_finish_;
   std::map<std::pair<uint64_t, uint32_t>, StepRecord> steps_;  // running steps
+  std::map<uint64_t, MigDone> mig_requests_;
+  uint64_t next_mig_request_ = 1;
   bool cycle_requested_ = false;
   int64_t last_timer_cycle_ = 0;
   int64_t last_cycle_end_us_ = 0;

@@ -1,5 +1,7 @@
 #include "noded/gpu_manager.h"
 
+#include <algorithm>
+
 #include <sstream>
 
 namespace tessera::noded {
@@ -110,9 +112,28 @@ void GpuManager::Configure(const v1::ConfigureMig& req,
       st = FailedPrecondition("MIG instance " + u + " is in use by job " +
                               std::to_string(it->second));
   }
+  // Creates with placement_size 0 leave the start to the node: placed after what stays and
+  // the explicitly placed ones, under the model's placement rules.
   std::vector<MigPlacement> create;
-  for (const auto& c : req.create()) create.push_back({c.profile(), c.placement_start()});
+  std::vector<std::string> floating;
+  for (const auto& c : req.create()) {
+    if (c.placement_size() == 0) floating.push_back(c.profile());
+    else create.push_back({c.profile(), c.placement_start()});
+  }
   std::vector<std::string> destroy(req.destroy().begin(), req.destroy().end());
+  if (st.ok() && !floating.empty()) {
+    const MigModel* model = req.gpu_index() < gpus_.size() ? FindMigModel(gpus_[req.gpu_index()].model) : nullptr;
+    if (!model) {
+      st = InvalidArgument("GPU " + std::to_string(req.gpu_index()) + " has no MIG profile table");
+    } else {
+      std::vector<MigPlacement> fixed = create;
+      for (const auto& m : gpus_[req.gpu_index()].mig)
+        if (std::find(destroy.begin(), destroy.end(), m.uuid) == destroy.end()) fixed.push_back({m.profile, m.start});
+      auto placed = PlaceMigProfiles(*model, fixed, floating);
+      if (placed.ok()) create.insert(create.end(), placed->begin(), placed->end());
+      else st = placed.status();
+    }
+  }
   if (st.ok()) st = backend_.ConfigureMig(req.gpu_index(), create, destroy);
   if (st.ok()) {
     auto fresh = backend_.Discover();

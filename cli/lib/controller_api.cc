@@ -55,6 +55,7 @@ TESSERA_CLI_RPC(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
 TESSERA_CLI_RPC(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
 TESSERA_CLI_RPC(CreateStep, CreateStepRequest, CreateStepResponse)
 TESSERA_CLI_RPC(CompleteStep, CompleteStepRequest, CompleteStepResponse)
+TESSERA_CLI_RPC(ConfigureMig, ConfigureMigRequest, ConfigureMigResponse)
 
 #undef TESSERA_CLI_RPC
 

@@ -44,6 +44,10 @@ class ControllerApi {
     (void)req;
     return Status(Code::kUnimplemented, "CompleteStep is not implemented by " + Target());
   }
+  virtual Result<pb::ConfigureMigResponse> ConfigureMig(const pb::ConfigureMigRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "ConfigureMig is not implemented by " + Target());
+  }
 };
 
 class GrpcControllerApi final : public ControllerApi {
@@ -67,6 +71,7 @@ class GrpcControllerApi final : public ControllerApi {
   Result<pb::DiagnosticsResponse> Diagnostics(const pb::DiagnosticsRequest& req) override;
   Result<pb::CreateStepResponse> CreateStep(const pb::CreateStepRequest& req) override;
   Result<pb::CompleteStepResponse> CompleteStep(const pb::CompleteStepRequest& req) override;
+  Result<pb::ConfigureMigResponse> ConfigureMig(const pb::ConfigureMigRequest& req) override;
 
  private:
   template <typename Req, typename Resp, typename Method>

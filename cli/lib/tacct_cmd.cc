@@ -37,8 +37,9 @@ Output:
                               ReqNodes ReqTRES Reservation Start State Submit SubmitLine
                               Suspended SystemCPU Timelimit TimelimitRaw TotalCPU UID User
                               UserCPU WorkDir (names are case-insensitive). MaxRSS, MaxVMSize
-                              and the CPU times are printed empty: Tessera does not record
-                              job steps yet. Array elements print as ARRAYID_INDEX.
+                              and the CPU times are printed empty: Tessera does not sample
+                              usage yet. Job steps (trun) print as JOBID.STEP rows unless -X;
+                              array elements print as ARRAYID_INDEX.
                               (default JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode)
   -b, --brief                 JobID,State,ExitCode
   -n, --noheader              print no header lines

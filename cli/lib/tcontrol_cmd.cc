@@ -22,7 +22,7 @@ Commands:
   show config                   the effective settings of the LOCAL configuration file
                                 ($TESSERA_CONF or /etc/tessera/tessera.conf), read by this
                                 command, not asked from the controller (no RPC for it yet)
-  show qos | qos                QoS: prints that none is configured (Tessera has no QoS yet)
+  show qos | qos                the QoS defined by QOSName= lines of the local tessera.conf
   suspend JOBID[,JOBID...]      stop running jobs (administrators)
   resume JOBID[,JOBID...]       continue suspended jobs (a node name instead of job ids
                                 resumes nodes, see below)
@@ -33,6 +33,10 @@ Commands:
                                 Priority=N (admins), Partition=NAME and NumNodes=N (pending
                                 jobs); also "update JobId=JOBID ..."
   update node HOSTLIST State=DRAIN|RESUME|DOWN [Reason=TEXT]
+  update node NODE Gpu=N MigLayout=PROFILE[@START],...|none
+                                set a MIG-mode GPU's layout (admins); refused, changing
+                                nothing, if a slice in use would go or NVIDIA's placement
+                                rules are broken
                                 drain, resume or down nodes (a reason is required for DRAIN and
                                 DOWN); also "update NodeName=HOSTLIST ..."
   drain HOSTLIST Reason=TEXT    the same as update node HOSTLIST State=DRAIN Reason=TEXT
@@ -240,8 +244,41 @@ int UpdateJob(CommandContext& ctx, ControllerApi& api, const std::string& id_tex
   return rc;
 }
 
+// update node NODE Gpu=N MigLayout=3g.40gb,2g.20gb@4,...  (admins): replaces the GPU's layout.
+int UpdateMig(CommandContext& ctx, ControllerApi& api, const std::string& node,
+              const std::vector<KeyValue>& kvs) {
+  pb::ConfigureMigRequest req;
+  req.set_node(node);
+  req.set_destroy_all(true);
+  bool have_gpu = false, have_layout = false;
+  for (const auto& kv : kvs) {
+    if (kv.key == "gpu") {
+      auto n = ParseUint(kv.value, "GPU index");
+      if (!n.ok() || *n > 63) return Fail(ctx, "invalid Gpu=" + kv.value + " (a GPU index)");
+      req.set_gpu_index(static_cast<uint32_t>(*n));
+      have_gpu = true;
+    } else if (kv.key == "miglayout") {
+      for (const auto& p : Split(kv.value, ','))
+        if (!p.empty() && ToLower(p) != "none") req.add_create(p);
+      have_layout = true;
+    } else {
+      return Fail(ctx, "with Gpu= only MigLayout= can be updated, not " + kv.key);
+    }
+  }
+  if (!have_gpu || !have_layout) return Fail(ctx, "MIG layouts need both Gpu=N and MigLayout=PROFILE,... (or none)");
+  auto resp = api.ConfigureMig(req);
+  if (!resp.ok()) return Fail(ctx, resp.status().message());
+  std::string layout;
+  for (const auto& m : resp->gpu().mig_instances())
+    layout += (layout.empty() ? "" : ",") + m.profile() + "@" + std::to_string(m.placement_start());
+  *ctx.out << node << " GPU " << req.gpu_index() << " MIG layout: " << (layout.empty() ? "(none)" : layout) << "\n";
+  return 0;
+}
+
 int UpdateNode(CommandContext& ctx, ControllerApi& api, const std::string& hosts,
                const std::vector<KeyValue>& kvs) {
+  for (const auto& kv : kvs)
+    if (kv.key == "gpu" || kv.key == "miglayout") return UpdateMig(ctx, api, hosts, kvs);
   pb::UpdateNodeRequest req;
   req.set_name(hosts);
   for (const auto& kv : kvs) {
@@ -423,7 +460,21 @@ int LocalCommand(CommandContext& ctx, const ControlArgs& a) {
   std::string what = a.words.size() > 1 ? ToLower(a.words[1]) : "";
   if (cmd == "show" && (what == "config" || what == "conf")) return ShowConfig(ctx);
   if (cmd == "qos" || (cmd == "show" && what == "qos")) {
-    *ctx.out << "QoS: not configured (Tessera has no QoS yet; --qos is recorded on jobs)\n";
+    auto it = ctx.env.find("TESSERA_CONF");
+    std::string path = it != ctx.env.end() && !it->second.empty() ? it->second : "/etc/tessera/tessera.conf";
+    auto text = ctx.read_file(path);
+    if (!text.ok()) return Fail(ctx, "cannot read " + path + ": " + text.status().message());
+    auto lines = ParseConfigText(*text, path);
+    if (!lines.ok()) return Fail(ctx, lines.status().message());
+    int n = 0;
+    for (const auto& l : *lines) {
+      if (l.Head() != "qosname") continue;
+      std::string out = "QOS=" + l.pairs[0].value;
+      for (size_t i = 1; i < l.pairs.size(); ++i) out += " " + l.pairs[i].raw_key + "=" + l.pairs[i].value;
+      *ctx.out << out << "\n";
+      ++n;
+    }
+    if (n == 0) *ctx.out << "No QoS configured (QOSName= lines in " << path << ")\n";
     return 0;
   }
   return -1;

@@ -63,6 +63,13 @@ class NodeLink {
   };
   // Lets this node run `grant.ranks` of a step for its user (trun's RunTasks).
   virtual void GrantStep(const Grant& grant) = 0;
+  struct MigPlacementReq {
+    std::string profile;
+    int64_t start = -1;  // -1 = the node picks
+  };
+  // Asks the node to change GPU `gpu`'s MIG layout; it answers with MigConfigured(request_id).
+  virtual void ConfigureMig(uint64_t request_id, uint32_t gpu, const std::vector<MigPlacementReq>& create,
+                            const std::vector<std::string>& destroy) = 0;
 };
 
 enum class NodeBase { kUnknown, kUp, kDown };

@@ -55,6 +55,23 @@ class AgentLink final : public NodeLink {
     p->set_master_port(g.master_port);
     Send(std::move(m));
   }
+  void ConfigureMig(uint64_t request_id, uint32_t gpu, const std::vector<MigPlacementReq>& create,
+                    const std::vector<std::string>& destroy) override {
+    v1::ControllerMessage m;
+    auto* c = m.mutable_configure_mig();
+    c->set_request_id(request_id);
+    c->set_gpu_index(gpu);
+    for (const auto& p : create) {
+      auto* mi = c->add_create();
+      mi->set_profile(p.profile);
+      if (p.start >= 0) {  // an explicit start (size != 0 marks it as such)
+        mi->set_placement_start(static_cast<uint32_t>(p.start));
+        mi->set_placement_size(1);
+      }
+    }
+    for (const auto& u : destroy) c->add_destroy(u);
+    Send(std::move(m));
+  }
   void Send(v1::ControllerMessage m) {
     std::lock_guard<std::mutex> l(mu_);
     if (closed_) return;
@@ -136,7 +153,12 @@ grpc::Status AgentService::Connect(grpc::ServerContext* ctx, Stream* stream) {
       const auto& m = msg.mig_configured();
       if (!m.ok()) Log("node " + node + " refused a MIG change: " + m.error());
       GpuState g = FromProto(m.gpu());
-      core_->Post([this, node, g] { ctl_->OnGpuUpdate(node, g, 0); });
+      Status st = m.ok() ? Status::Ok() : FailedPrecondition(m.error());
+      uint64_t rid = m.request_id();
+      core_->Post([this, node, g, st, rid] {
+        ctl_->OnGpuUpdate(node, g, 0);
+        ctl_->OnMigConfigured(rid, st, g);
+      });
     } else if (msg.has_started()) {
       // The start is already durable (it was recorded before the launch was sent).
     } else if (msg.has_register_()) {

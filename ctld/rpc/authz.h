@@ -5,7 +5,11 @@
 //   SubmitJob, GetJob, ListJobs, WatchJobs, ListNodes, ListPartitions, QueryAccounting,
 //   Ping, GetJobEvents   anyone with a valid credential
 //   UpdateJob, CancelJob owner of the job, operators, admins (checked per job)
-//   UpdateNode, Reconfigure   admins (root, the cluster user, TesseraAdmins)
+//   CreateStep, CompleteStep  owner of the job, operators, admins (noded runs the tasks only
+//                        for the job's user or root)
+//   UpdateJob SUSPEND/RESUME  admins
+//   Diagnostics          anyone with a valid credential
+//   UpdateNode, Reconfigure, ConfigureMig   admins (root, the cluster user, TesseraAdmins)
 //   NodeAgent.Connect    the cluster user (TesseraUser/SlurmUser) or root
 //
 // Every refusal is logged with method, peer and reason.

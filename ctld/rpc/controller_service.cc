@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/array_spec.h"
+#include "common/duration.h"
 #include "ctld/log.h"
 #include "ctld/rpc/convert.h"
 #include "rpc/grpc_util.h"
@@ -503,6 +504,43 @@ grpc::Status ControllerService::CompleteStep(grpc::ServerContext* ctx, const v1:
     return ctl_->CompleteStep(req->job_id(), req->step_id(), *caller, static_cast<JobState>(req->state()),
                               req->exit_code(), req->exit_signal());
   }));
+}
+
+grpc::Status ControllerService::ConfigureMig(grpc::ServerContext* ctx, const v1::ConfigureMigRequest* req,
+                                             v1::ConfigureMigResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "ConfigureMig");
+  auto caller = Check(ctx, "ConfigureMig", Role::kAdmin);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  std::vector<NodeLink::MigPlacementReq> create;
+  for (const auto& c : req->create()) {
+    NodeLink::MigPlacementReq p{c, -1};
+    if (size_t at = c.find('@'); at != std::string::npos) {
+      auto start = ParseUint(c.substr(at + 1), "placement start");
+      if (!start.ok() || *start > 7) return ToGrpc(InvalidArgument("bad MIG placement \"" + c + "\" (profile[@start])"));
+      p = {c.substr(0, at), static_cast<int64_t>(*start)};
+    }
+    if (p.profile.empty()) return ToGrpc(InvalidArgument("empty MIG profile"));
+    create.push_back(p);
+  }
+  std::promise<Result<GpuState>> done;
+  auto fut = done.get_future();
+  core_->Post([&] {
+    ctl_->ConfigureMig(req->node(), req->gpu_index(), req->destroy_all(),
+                       {req->destroy().begin(), req->destroy().end()}, create,
+                       [&done](Result<GpuState> r) { done.set_value(std::move(r)); });
+  });
+  auto r = fut.get();
+  if (!r.ok()) return ToGrpc(r.status());
+  v1::NodeInfo tmp;
+  NodeRuntime one;
+  NodeConfig cfg;
+  one.config = &cfg;
+  one.gpus = {*r};
+  ToProto(one, 0, &tmp);
+  *resp->mutable_gpu() = tmp.gpus(0);
+  Log("MIG layout of " + req->node() + " GPU " + std::to_string(req->gpu_index()) + " changed by uid " +
+      std::to_string(caller->uid));
+  return grpc::Status::OK;
 }
 
 grpc::Status ControllerService::GetJobEvents(grpc::ServerContext* ctx, const v1::GetJobEventsRequest* req,

@@ -96,6 +96,7 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status Diagnostics(grpc::ServerContext*, const v1::DiagnosticsRequest*, v1::DiagnosticsResponse*) override;
   grpc::Status CreateStep(grpc::ServerContext*, const v1::CreateStepRequest*, v1::CreateStepResponse*) override;
   grpc::Status CompleteStep(grpc::ServerContext*, const v1::CompleteStepRequest*, v1::CompleteStepResponse*) override;
+  grpc::Status ConfigureMig(grpc::ServerContext*, const v1::ConfigureMigRequest*, v1::ConfigureMigResponse*) override;
 
  private:
   Result<Caller> Check(grpc::ServerContext* ctx, const char* method, Role role);

@@ -115,7 +115,7 @@ Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* wa
   warn(p.open_mode() == "append", "--open-mode=append", "output files are truncated");
   warn(p.switches() != 0, "--switches", "topology-aware placement comes with the topology issue");
   warn(!p.stdin_pattern().empty(), "--input", "the batch script reads /dev/null");
-  warn(p.gpu_min_mem_mib() != 0, "--gpu-mem", "dynamic MIG comes with the GPU scheduling issue");
+  warn(p.gpu_min_mem_mib() != 0, "--gpu-mem", "GPUs are not filtered by memory (nor sliced on demand) yet");
   warn(p.no_kill(), "--no-kill", "a job loses all its nodes when one fails");
   warn(p.mem_whole_node(), "--mem=0", "memory is allocated per the request, not the whole node");
   return Status::Ok();

@@ -53,3 +53,16 @@ def test_requeueable_job_moves_off_a_dead_node(fresh_cluster):
     out = c.run(["tcontrol", "show", "job", str(job)]).stdout
     assert "Restarts=1" in out
     c.procs[f"noded-{first}"].send_signal(signal.SIGCONT)
+
+
+def test_noded_kill9_during_a_job_keeps_its_exit_code(fresh_cluster):
+    c = fresh_cluster(nodes=1, node_timeout=30).start()
+    work = c.user_dir("tessera-alice")
+    job = c.submit(["--wrap", "sleep 3; echo done; exit 7", "-o", "k.out"], user="tessera-alice", cwd=work)
+    wait_for(lambda: c.acct_state(job)[0] == "RUNNING", what="job to run")
+    c.kill("noded-it1", signal.SIGKILL)
+    time.sleep(4)  # the job ends while its node daemon is away
+    assert c.acct_state(job)[0] == "RUNNING"
+    c.start_noded("it1")
+    assert c.wait_state(job, "FAILED", timeout=30) == ("FAILED", "7:0")
+    assert open(os.path.join(work, "k.out")).read().strip() == "done"

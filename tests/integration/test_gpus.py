@@ -59,3 +59,21 @@ def test_xid_drains_only_that_gpu_and_resume_returns_it(gc):
     assert gc.acct_state(two)[0] == "PENDING"
     gc.run(["tcontrol", "update", "node", "it2", "State=RESUME"])
     assert gc.wait_state(two, "COMPLETED")[0] == "COMPLETED"
+
+
+def test_admins_set_mig_layouts_under_nvidia_rules(fresh_cluster):
+    gres = ("NodeName=it1 Name=gpu Type=a100 Count=1 MemoryMiB=40960 Simulated=yes MigEnabled=yes "
+            "MigLayout=7g.40gb\n")
+    c = fresh_cluster(nodes=1, node_extra="Gres=gpu:a100:1", gres=gres, node_timeout=30).start()
+    out = c.run(["tcontrol", "update", "node", "it1", "Gpu=0", "MigLayout=3g.20gb,2g.10gb,1g.5gb,1g.5gb"]).stdout
+    assert "3g.20gb@" in out and out.count("1g.5gb@") == 2, out
+    shown = c.run(["tinfo", "--gpus"]).stdout
+    assert "3g.20gb" in shown or "3g" in shown, shown
+    # Two 4g slices do not fit an A100: refused, and the layout stays as it was.
+    p = c.run(["tcontrol", "update", "node", "it1", "Gpu=0", "MigLayout=4g.20gb,4g.20gb"], check=False)
+    assert p.returncode != 0 and "refused" not in p.stdout
+    assert "3g.20gb" in c.run(["tcontrol", "update", "node", "it1", "Gpu=0",
+                               "MigLayout=3g.20gb,2g.10gb,1g.5gb,1g.5gb"]).stdout
+    # Users may not reslice GPUs.
+    p = c.run(["tcontrol", "update", "node", "it1", "Gpu=0", "MigLayout=7g.40gb"], user="tessera-bob", check=False)
+    assert p.returncode != 0 and "administrator" in p.stderr

@@ -389,7 +389,10 @@ TEST_CASE("tcontrol: suspend/resume, update Partition/NumNodes, show config, qos
         "NodeName lines          = 2\n"
         "PartitionName lines     = 1\n");
   REQUIRE(c.Run(RunTcontrol, {"qos"}) == 0);
-  CHECK(c.out == "QoS: not configured (Tessera has no QoS yet; --qos is recorded on jobs)\n");
+  CHECK(c.out == "No QoS configured (QOSName= lines in /etc/t.conf)\n");
+  c.files["/etc/t.conf"] += "QOSName=gpu Priority=100 MaxJobsPerUser=2\n";
+  REQUIRE(c.Run(RunTcontrol, {"show", "qos"}) == 0);
+  CHECK(c.out == "QOS=gpu Priority=100 MaxJobsPerUser=2\n");
 
   CommandRun d;
   d.ctld.Diagnostics_result = Status(Code::kUnimplemented, "method Diagnostics not implemented");
