@@ -4,7 +4,11 @@
 #include <map>
 #include <set>
 
+#include <algorithm>
+#include <ctime>
+
 #include "cli/lib/gpu_view.h"
+#include "cli/lib/info_custom.h"
 #include "cli/lib/info_format.h"
 #include "cli/lib/text_util.h"
 
@@ -18,6 +22,11 @@ Show partitions and nodes, as sinfo does.
                               PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
   -N, --Node                  one line per node (and partition):
                               NODELIST   NODES PARTITION STATE
+  -o, --format=FORMAT         sinfo's format codes with widths ("%.10l", "%-9P"): %P %R %a %l
+                              %L %D %t %T %N %n %c %C %m %G %f %E %s %r %h %g %z %d %w %O %e;
+                              lines are grouped as sinfo groups them (one per node with -N)
+  -l, --long                  sinfo's long view (with -N: the long node view), after a
+                              date line
   -R, --list-reasons          why nodes are down, drained or failed:
                               REASON USER TIMESTAMP NODELIST
       --gpus                  the GPU pool: one line per GPU node, one character per GPU
@@ -36,7 +45,8 @@ unk (never registered). The default partition is marked with '*'.
 Environment: TESSERA_CONF names the configuration file (default /etc/tessera/tessera.conf).
 )";
 
-enum Opt { kNode = 1, kReasons, kPartition, kNoHeader, kHelp, kVersion, kGpus, kStates, kJson };
+enum Opt { kNode = 1, kReasons, kPartition, kNoHeader, kHelp, kVersion, kGpus, kStates, kJson,
+           kFormat, kLong };
 
 const std::vector<OptionSpec> kSpecs = {
     {"Node", 'N', ArgKind::kNone, kNode},
@@ -48,6 +58,8 @@ const std::vector<OptionSpec> kSpecs = {
     {"gpus", 0, ArgKind::kNone, kGpus},
     {"states", 't', ArgKind::kRequired, kStates},
     {"json", 0, ArgKind::kNone, kJson},
+    {"format", 'o', ArgKind::kRequired, kFormat},
+    {"long", 'l', ArgKind::kNone, kLong},
 };
 
 // sinfo -t names -> the compact state names NodeStateCompact prints.
@@ -107,7 +119,8 @@ int RunTinfo(CommandContext& ctx) {
   auto parsed = ParseArgs(ctx.args, kSpecs, false);
   if (!parsed.ok()) return Fail(ctx, parsed.status().message() + " (see tinfo --help)");
   InfoOptions opts;
-  bool help = false, version = false, gpus = false, json = false;
+  bool help = false, version = false, gpus = false, json = false, long_view = false;
+  std::string format;
   std::set<std::string> states;
   for (const auto& o : parsed->options) {
     switch (o.id) {
@@ -119,6 +132,8 @@ int RunTinfo(CommandContext& ctx) {
       case kNoHeader: opts.header = false; break;
       case kGpus: gpus = true; break;
       case kJson: json = true; break;
+      case kFormat: format = *o.value; break;
+      case kLong: long_view = true; break;
       case kStates: {
         auto st = ParseNodeStates(*o.value);
         if (!st.ok()) return Fail(ctx, st.status().message());
@@ -133,6 +148,12 @@ int RunTinfo(CommandContext& ctx) {
   if (version) return (*ctx.out << VersionLine() << "\n", 0);
   if (!parsed->positionals.empty())
     return Fail(ctx, "unexpected argument \"" + parsed->positionals[0] + "\" (see tinfo --help)");
+  if (format.empty() && long_view) format = opts.node_oriented ? kLongNodeInfoFormat : kLongInfoFormat;
+  Result<InfoFormat> custom = InfoFormat{};
+  if (!format.empty()) {
+    custom = ParseInfoFormat(format);
+    if (!custom.ok()) return Fail(ctx, custom.status().message());
+  }
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());
   auto parts = (*api)->ListPartitions({});
@@ -158,6 +179,22 @@ int RunTinfo(CommandContext& ctx) {
     if (!jobs.ok()) return Fail(ctx, jobs.status().message());
     std::vector<pb::JobInfo> jv(jobs->jobs().begin(), jobs->jobs().end());
     *ctx.out << FormatGpuPool(nv, jv);
+    return 0;
+  }
+  if (!format.empty() && !opts.list_reasons) {
+    std::vector<pb::PartitionInfo> shown;
+    for (const auto& p : pv)
+      if (opts.partitions.empty() || std::count(opts.partitions.begin(), opts.partitions.end(), p.name()))
+        shown.push_back(p);
+    if (long_view) {
+      time_t t = static_cast<time_t>(ctx.now);
+      struct tm tm {};
+      localtime_r(&t, &tm);
+      char buf[64];
+      std::strftime(buf, sizeof buf, "%a %b %e %H:%M:%S %Y", &tm);
+      *ctx.out << buf << "\n";
+    }
+    *ctx.out << FormatInfoCustom(shown, nv, *custom, opts.node_oriented, opts.header);
     return 0;
   }
   *ctx.out << FormatInfo(pv, nv, opts);

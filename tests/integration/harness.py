@@ -174,6 +174,8 @@ class Cluster:
             self.kill(key, signal.SIGKILL if key.startswith("noded") else signal.SIGTERM)
         # Jobs outlive noded by design (stepd); stop whatever a test left running.
         subprocess.run(["pkill", "-KILL", "-f", f"tessera-stepd.*{self.dir}"], check=False)
+        # and job shells still running from this cluster's spool (their scripts live there)
+        subprocess.run(["pkill", "-KILL", "-f", f"{self.dir}/spool/"], check=False)
         if self.munged_pid:
             try:
                 os.kill(self.munged_pid, signal.SIGTERM)

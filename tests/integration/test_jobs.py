@@ -100,3 +100,11 @@ def test_multi_node_job_environment(cluster):
                          user="tessera-bob", cwd=work)
     assert cluster.wait_state(job, "COMPLETED")[0] == "COMPLETED"
     assert open(os.path.join(work, "mn.out")).read().split() == ["2", "4", "it[1-2]", "2(x2)"]
+
+
+def test_tinfo_formats(cluster):
+    assert cluster.run(["tinfo", "-h", "-o", "%R %D %c %a"]).stdout == "debug 2 2 up\n"
+    lines = cluster.run(["tinfo", "-l"]).stdout.splitlines()
+    assert lines[1].split()[:4] == ["PARTITION", "AVAIL", "TIMELIMIT", "JOB_SIZE"]
+    p = cluster.run(["tinfo", "-o", "%P %y"], check=False)
+    assert p.returncode != 0 and "invalid format code" in p.stderr

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/lib/acct_format.h"
+#include "cli/lib/info_custom.h"
 #include "cli/lib/info_format.h"
 #include "cli/lib/queue_format.h"
 #include "cli/lib/show_format.h"
@@ -331,6 +332,35 @@ TEST_CASE("tacct -P, -p and -o with widths") {
   auto bad = ParseAcctFields("JobID,Bogus");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().rfind("invalid field \"Bogus\" in --format", 0) == 0);
+}
+
+TEST_CASE("tinfo -o groups like sinfo and -l uses sinfo's long format") {
+  auto nodes = Nodes();
+  for (auto& n : nodes) {
+    n.set_cpus(8);
+    n.set_real_memory_mib(4096);
+  }
+  nodes[2].set_alloc_cpus(8);  // n3 allocated
+  auto fmt = ParseInfoFormat("%.9P %.6D %C %t %N");
+  REQUIRE(fmt.ok());
+  CHECK(FormatInfoCustom(Partitions(), nodes, *fmt, false, true) ==
+        "PARTITION  NODES CPUS(A/I/O/T) STATE NODELIST\n"
+        "   debug*      2 0/16/0/16 idle n[1-2]\n"
+        "   debug*      1 8/0/0/8 alloc n3\n"
+        "   debug*      1 0/0/8/8 drain n4\n"
+        "      gpu      1 0/8/0/8 mix g1\n"
+        "      gpu      1 0/0/8/8 down g2\n");
+  auto by_part = ParseInfoFormat("%R %D %c %m");
+  REQUIRE(by_part.ok());
+  CHECK(FormatInfoCustom(Partitions(), nodes, *by_part, false, false) == "debug 4 8 4096\ngpu 2 8 4096\n");
+  auto long_fmt = ParseInfoFormat(kLongInfoFormat);
+  REQUIRE(long_fmt.ok());
+  std::string l = FormatInfoCustom(Partitions(), nodes, *long_fmt, false, true);
+  CHECK(l.rfind("PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE NODELIST\n", 0) == 0);
+  CHECK(l.find("debug*       up   infinite 1-infinite   no       NO        all      2        idle n[1-2]\n") != std::string::npos);
+  auto bad = ParseInfoFormat("%P %y");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("invalid format code \"%y\"") != std::string::npos);
 }
 
 }  // namespace
