@@ -1,0 +1,66 @@
+// Controller: job steps (trun). Split from controller.cc; same class, same core-thread rule.
+#include <algorithm>
+
+#include "common/hostlist.h"
+#include "ctld/controller.h"
+
+namespace tessera::ctld {
+
+Result<Controller::StepReply> Controller::CreateStep(uint64_t job_id, const Caller& c,
+                                                    const StepRequest& req, const std::string& name) {
+  JobRecord* j = jobs_.Find(job_id);
+  if (!j) return NotFound("Invalid job id specified: " + std::to_string(job_id));
+  if (!c.MayControl(*j)) return PermissionDenied("Access/permission denied: job " + std::to_string(job_id) + " belongs to another user");
+  if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(job_id) + " is not running");
+  auto layout = LayoutStep(*j, req);
+  if (!layout.ok()) return layout.status();
+  StepReply reply;
+  std::vector<std::string> names;
+  for (const auto& p : *layout) {
+    NodeRuntime* n = nodes_.Find(p.node);
+    if (!n || !n->link) return Unavailable("node " + p.node + " of job " + std::to_string(job_id) + " is not connected");
+    reply.nodes.push_back(n->config);
+    reply.ntasks += static_cast<uint32_t>(p.ranks.size());
+    names.push_back(p.node);
+  }
+  reply.layout = *layout;
+  reply.nodelist = CompressHostlist(names);
+  reply.master_addr = reply.nodes.front()->addr;
+  StepRecord step;
+  step.job_id = job_id;
+  step.name = name;
+  step.nodelist = reply.nodelist;
+  step.ntasks = reply.ntasks;
+  step.ncpus = reply.ntasks * std::max<uint32_t>(1, req.cpus_per_task);
+  step.start_time = clock_->Now();
+  step.step_id = jobs_.AddStep(job_id, step);
+  reply.step_id = step.step_id;
+  reply.master_port = static_cast<uint32_t>(20000 + (job_id * 16 + step.step_id) % 30000);
+  for (size_t i = 0; i < reply.layout.size(); ++i) {
+    NodeLink::Grant g{job_id, step.step_id, j->uid, j->gid, j->user, reply.layout[i].ranks,
+                      static_cast<uint32_t>(i), reply.ntasks, std::max<uint32_t>(1, req.cpus_per_task),
+                      reply.nodelist, reply.master_addr, reply.master_port};
+    nodes_.Find(reply.layout[i].node)->link->GrantStep(g);
+  }
+  steps_[{job_id, step.step_id}] = step;
+  return reply;
+}
+
+Status Controller::CompleteStep(uint64_t job_id, uint32_t step_id, const Caller& c, JobState state,
+                                int32_t exit_code, int32_t exit_signal) {
+  auto it = steps_.find({job_id, step_id});
+  if (it == steps_.end()) return NotFound("no running step " + std::to_string(job_id) + "." + std::to_string(step_id));
+  JobRecord* j = jobs_.Find(job_id);
+  uint32_t owner = j ? j->uid : c.uid;
+  if (!c.admin && c.uid != owner) return PermissionDenied("Access/permission denied");
+  StepRecord s = it->second;
+  s.state = static_cast<int>(state);
+  s.exit_code = exit_code;
+  s.exit_signal = exit_signal;
+  s.end_time = clock_->Now();
+  jobs_.FinishStep(s);
+  steps_.erase(it);
+  return Status::Ok();
+}
+
+}  // namespace tessera::ctld
