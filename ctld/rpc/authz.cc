@@ -19,18 +19,18 @@ void Resolve(const std::string& user, std::set<uint32_t>* out) {
 
 }  // namespace
 
-Authorizer::Roles Authorizer::RolesFor(const ClusterConfig& cfg) const {
+std::shared_ptr<const Authorizer::Roles> Authorizer::RolesFor(const ClusterConfig& cfg) const {
   std::lock_guard<std::mutex> l(mu_);
   int64_t now = time(nullptr);
-  if (roles_.config == &cfg && now - roles_.resolved_at < 300) return roles_;
-  Roles r;
-  r.config = &cfg;
-  r.resolved_at = now;
-  r.nodes.insert(0);
-  Resolve(cfg.cluster_user, &r.nodes);
-  r.admins = r.nodes;
-  for (const auto& u : cfg.admins) Resolve(u, &r.admins);
-  for (const auto& u : cfg.operators) Resolve(u, &r.operators);
+  if (roles_ && roles_->config == &cfg && now - roles_->resolved_at < 300) return roles_;
+  auto r = std::make_shared<Roles>();
+  r->config = &cfg;
+  r->resolved_at = now;
+  r->nodes.insert(0);
+  Resolve(cfg.cluster_user, &r->nodes);
+  r->admins = r->nodes;
+  for (const auto& u : cfg.admins) Resolve(u, &r->admins);
+  for (const auto& u : cfg.operators) Resolve(u, &r->operators);
   roles_ = r;
   return r;
 }
@@ -45,12 +45,12 @@ Result<Caller> Authorizer::Check(const grpc::ServerContext& ctx, const char* met
   Caller c;
   c.uid = id->uid;
   c.gid = id->gid;
-  Roles roles = RolesFor(cfg);
-  c.admin = roles.admins.count(c.uid) > 0;
-  c.operator_ = roles.operators.count(c.uid) > 0;
+  auto roles = RolesFor(cfg);
+  c.admin = roles->admins.count(c.uid) > 0;
+  c.operator_ = roles->operators.count(c.uid) > 0;
   bool ok = true;
   if (role == Role::kAdmin) ok = c.admin;
-  if (role == Role::kNode) ok = roles.nodes.count(c.uid) > 0;
+  if (role == Role::kNode) ok = roles->nodes.count(c.uid) > 0;
   if (!ok) {
     Log(std::string("auth: refused ") + method + " for uid " + std::to_string(c.uid) + " from " + ctx.peer() +
         ": requires " + (role == Role::kNode ? "the cluster user" : "an administrator"));

@@ -44,11 +44,11 @@ class Authorizer {
     std::set<uint32_t> operators;
   };
   // uids of the configured roles, re-resolved when the config changes or every 5 minutes.
-  Roles RolesFor(const ClusterConfig& cfg) const;
+  std::shared_ptr<const Roles> RolesFor(const ClusterConfig& cfg) const;
 
   const tessera::rpc::CredentialCodec* codec_;
   mutable std::mutex mu_;
-  mutable Roles roles_;
+  mutable std::shared_ptr<const Roles> roles_;
 };
 
 }  // namespace tessera::ctld::rpc

@@ -531,13 +531,7 @@ grpc::Status ControllerService::ConfigureMig(grpc::ServerContext* ctx, const v1:
   });
   auto r = fut.get();
   if (!r.ok()) return ToGrpc(r.status());
-  v1::NodeInfo tmp;
-  NodeRuntime one;
-  NodeConfig cfg;
-  one.config = &cfg;
-  one.gpus = {*r};
-  ToProto(one, 0, &tmp);
-  *resp->mutable_gpu() = tmp.gpus(0);
+  ToProto(*r, resp->mutable_gpu());
   Log("MIG layout of " + req->node() + " GPU " + std::to_string(req->gpu_index()) + " changed by uid " +
       std::to_string(caller->uid));
   return grpc::Status::OK;

@@ -154,6 +154,31 @@ void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths) {
   out->set_array_task_id(r.array_task_id);
 }
 
+void ToProto(const GpuState& g, v1::GpuDevice* p) {
+  p->set_index(g.index);
+  p->set_uuid(g.uuid);
+  p->set_model(g.model);
+  p->set_memory_mib(g.memory_mib);
+  p->set_simulated(g.simulated);
+  p->set_healthy(g.healthy);
+  p->set_health_reason(g.health_reason);
+  p->set_mig_enabled(g.mig_enabled);
+  for (const auto& m : g.mig) {
+    auto* mi = p->add_mig_instances();
+    mi->set_profile(m.profile);
+    mi->set_placement_start(m.start);
+    mi->set_placement_size(m.size);
+    mi->set_uuid(m.uuid);
+    mi->set_in_use_by_job(m.in_use_by_job);
+    mi->set_gpu_instance_id(m.gpu_instance_id);
+  }
+  p->set_numa_node(g.numa_node);
+  p->set_pci_bus_id(g.pci_bus_id);
+  p->set_mps(g.mps);
+  p->set_replicas(g.replicas);
+  p->set_minor(g.minor);
+}
+
 void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
   out->set_name(n.config->name);
   out->set_address(n.config->addr);
@@ -166,31 +191,7 @@ void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
   out->set_real_memory_mib(n.config->real_memory_mib);
   out->set_alloc_cpus(n.alloc_cpus);
   out->set_alloc_memory_mib(n.alloc_mem);
-  for (const auto& g : n.gpus) {
-    auto* p = out->add_gpus();
-    p->set_index(g.index);
-    p->set_uuid(g.uuid);
-    p->set_model(g.model);
-    p->set_memory_mib(g.memory_mib);
-    p->set_simulated(g.simulated);
-    p->set_healthy(g.healthy);
-    p->set_health_reason(g.health_reason);
-    p->set_mig_enabled(g.mig_enabled);
-    for (const auto& m : g.mig) {
-      auto* mi = p->add_mig_instances();
-      mi->set_profile(m.profile);
-      mi->set_placement_start(m.start);
-      mi->set_placement_size(m.size);
-      mi->set_uuid(m.uuid);
-      mi->set_in_use_by_job(m.in_use_by_job);
-      mi->set_gpu_instance_id(m.gpu_instance_id);
-    }
-    p->set_numa_node(g.numa_node);
-    p->set_pci_bus_id(g.pci_bus_id);
-    p->set_mps(g.mps);
-    p->set_replicas(g.replicas);
-    p->set_minor(g.minor);
-  }
+  for (const auto& g : n.gpus) ToProto(g, out->add_gpus());
   for (const auto& h : n.hcas) {
     auto* p = out->add_hcas();
     p->set_name(h.name);
