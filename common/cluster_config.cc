@@ -120,6 +120,8 @@ class Builder {
         return InvalidArgument(c_->path + ": TlsCertFile, TlsKeyFile and TlsCaFile must be set together");
     }
     if (c_->ctld_addr.empty()) c_->ctld_addr = c_->ctld_host;
+    if (!ctld_socket_set_)
+      c_->ctld_socket = "/run/tessera/ctld-" + std::to_string(c_->ctld_port) + ".sock";
     return Status::Ok();
   }
 
@@ -144,6 +146,13 @@ class Builder {
       return Status::Ok();
     }
     if (k == "statesavelocation") { c_->state_dir = p.value; return Status::Ok(); }
+    if (k == "controllersocket") {
+      if (!p.value.empty() && p.value != "none" && p.value[0] != '/')
+        return BadValue(where, p, "expected an absolute path or none");
+      c_->ctld_socket = p.value == "none" ? "" : p.value;
+      ctld_socket_set_ = true;
+      return Status::Ok();
+    }
     if (k == "slurmdspooldir") { c_->spool_dir = p.value; return Status::Ok(); }
     if (k == "tesseralogdir") { c_->log_dir = p.value; return Status::Ok(); }
     if (k == "authinfo") {
@@ -337,6 +346,7 @@ class Builder {
   }
 
   ClusterConfig* c_;
+  bool ctld_socket_set_ = false;
   NodeConfig node_default_;
   PartitionConfig part_default_;
 };

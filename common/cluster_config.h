@@ -62,6 +62,10 @@ struct ClusterConfig {
   std::string spool_dir = "/var/spool/tessera/%n";  // %n = node name
   std::string log_dir;                               // "" = stderr
   std::string munge_socket;                          // "" = munge's default
+  // ControllerSocket: Unix socket where ctld also answers the commands of users on its own
+  // host (identity from the kernel, SO_PEERCRED; no munge, no HTTP/2). Default
+  // /run/tessera/ctld-<SlurmctldPort>.sock; "" (ControllerSocket=none) turns it off.
+  std::string ctld_socket;
   std::string tls_cert, tls_key, tls_ca;             // all three or none
   int64_t node_timeout_s = 60;       // SlurmdTimeout
   int64_t heartbeat_interval_s = 0;  // 0 = node_timeout_s / 3

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "common/array_spec.h"
+#include "common/env_block.h"
 #include "common/hostlist.h"
 #include "ctld/log.h"
 
@@ -70,9 +71,8 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   if (r.uid != caller.uid) r.gid = u.gid;
   if (spec.script.empty() && spec.argv.empty()) return InvalidArgument("job has neither a script nor a command");
   if (spec.script.size() > kMaxScriptBytes) return InvalidArgument("script is larger than 4 MiB");
-  size_t env_bytes = 0;
-  for (const auto& [k, v] : spec.env) env_bytes += k.size() + v.size();
-  if (env_bytes > kMaxEnvBytes) return InvalidArgument("environment is larger than 16 MiB");
+  if (spec.env_block.size() > kMaxEnvBytes) return InvalidArgument("environment is larger than 16 MiB");
+  TESSERA_RETURN_IF_ERROR(ValidateEnvBlock(spec.env_block));
   if (spec.workdir.empty() || spec.workdir[0] != '/') return InvalidArgument("workdir must be an absolute path");
   if (spec.task_groups.empty()) return InvalidArgument("job has no task groups");
   uint64_t tasks = 0;
@@ -126,9 +126,10 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
 
 void Controller::Submit(JobRecord draft, std::function<void(Result<uint64_t>)> done) {
   stats_.jobs_submitted++;
+  bool held = draft.spec.hold;  // a held job cannot start and is not in snapshots: no cycle for it
   jobs_.Submit(std::move(draft),
-               [this, done = std::move(done)](Result<uint64_t> r) {
-                 if (r.ok()) RequestSchedule();
+               [this, held, done = std::move(done)](Result<uint64_t> r) {
+                 if (r.ok() && !held) RequestSchedule();
                  done(std::move(r));
                },
                [this](std::function<void()> f) { core_->Post(std::move(f)); });

@@ -19,6 +19,7 @@
 #include "ctld/rpc/agent_service.h"
 #include "ctld/rpc/authz.h"
 #include "ctld/rpc/controller_service.h"
+#include "ctld/rpc/local_server.h"
 #include "ctld/state/store.h"
 #include "rpc/grpc_util.h"
 #include "rpc/munge_codec.h"
@@ -66,6 +67,13 @@ int main(int argc, char** argv) {
               << (*cfg)->partitions.size() << " partitions, " << loaded->warnings.size() << " warnings)\n";
     return 0;
   }
+  // Blocked before any thread starts, so every thread inherits the mask and sigwait below gets them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::error_code ec;
   std::filesystem::create_directories((*cfg)->state_dir, ec);
   std::string db = (*cfg)->state_dir + "/tessera.db";
@@ -113,13 +121,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   tc::Log("listening on " + addr + ((*cfg)->TlsEnabled() ? " (TLS)" : " (plaintext)"));
+  std::unique_ptr<tc::rpc::LocalServer> local;
+  if (!(*cfg)->ctld_socket.empty()) {
+    auto l = tc::rpc::LocalServer::Start((*cfg)->ctld_socket, &svc);
+    if (l.ok()) {
+      local = std::move(*l);
+      tc::Log("local commands on " + (*cfg)->ctld_socket);
+    } else {
+      tc::Log("warning: no local socket (commands on this host use gRPC): " + l.status().message());
+    }
+  }
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   while (true) {
     int sig = 0;
     sigwait(&set, &sig);
@@ -136,6 +148,7 @@ int main(int argc, char** argv) {
     tc::Log("signal " + std::to_string(sig) + ": shutting down");
     break;
   }
+  local.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   core.Stop();
   return 0;

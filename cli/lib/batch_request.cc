@@ -1,4 +1,5 @@
 #include "cli/lib/batch_request.h"
+#include "common/env_block.h"
 
 #include "cli/lib/batch_script.h"
 #include "cli/lib/text_util.h"
@@ -210,7 +211,7 @@ Result<tessera::v1::JobSpec> BuildJobSpec(const BatchOptions& o, const ScriptSou
   spec.set_workdir(AbsolutePath(o.chdir.value_or(cwd), cwd));
   auto exported = BuildExportEnv(o.export_spec, env);
   if (!exported.ok()) return exported.status();
-  spec.mutable_env()->insert(exported->begin(), exported->end());
+  spec.set_env_block(EnvBlockFromMap(*exported));
   spec.set_stdout_pattern(o.output.value_or(""));
   spec.set_stderr_pattern(o.error.value_or(""));
   spec.set_partition(o.partition.value_or(""));

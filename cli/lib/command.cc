@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/cluster_config.h"
+#include "cli/lib/local_controller_api.h"
 
 extern char** environ;
 
@@ -36,6 +37,14 @@ Result<std::unique_ptr<ControllerApi>> ConnectFromConfig() {
   if (!cfg.ok())
     return Status(cfg.status().code(),
                   "cannot load configuration " + path + ": " + cfg.status().message());
+  // On the controller's host, its Unix socket (no gRPC start-up, no munge round trip);
+  // TESSERA_NO_LOCAL_SOCKET=1 forces gRPC (tests of the remote path).
+  const char* no_local = std::getenv("TESSERA_NO_LOCAL_SOCKET");
+  if (!cfg->ctld_socket.empty() && !(no_local && *no_local && std::string(no_local) != "0") &&
+      access(cfg->ctld_socket.c_str(), F_OK) == 0) {
+    auto local = LocalControllerApi::Connect(cfg->ctld_socket, kCallDeadline);
+    if (local.ok()) return std::unique_ptr<ControllerApi>(std::move(*local));
+  }
   std::unique_ptr<ControllerApi> api = std::make_unique<GrpcControllerApi>(
       *cfg, std::make_unique<rpc::MungeCodec>(cfg->munge_socket), kCallDeadline);
   return api;

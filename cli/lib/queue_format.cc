@@ -182,7 +182,11 @@ std::string FormatLine(const QueueFormat& fmt, CellFn cell) {
   return line + "\n";
 }
 
-int StateRank(JobState s) {
+int StateRank(JobState s) { return QueueStateRank(s); }
+
+}  // namespace
+
+int QueueStateRank(JobState s) {
   // Slurm's base state order: PENDING < RUNNING < SUSPENDED < (COMPLETING flag) < finished.
   switch (s) {
     case JobState::kPending: return 0;
@@ -192,8 +196,6 @@ int StateRank(JobState s) {
     default: return 4 + static_cast<int>(s);
   }
 }
-
-}  // namespace
 
 Result<QueueFormat> ParseQueueFormat(std::string_view fmt) {
   QueueFormat out;

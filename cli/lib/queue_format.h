@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli/lib/id_names.h"
+#include "common/job_state.h"
 #include "common/status.h"
 #include "tessera/v1/types.pb.h"
 
@@ -49,6 +50,8 @@ Result<QueueFormat> ParseQueueFormat(std::string_view fmt);
 // -O/--Format. Errors name the field: invalid field "Foo" in --Format.
 Result<QueueFormat> ParseQueueLongFormat(std::string_view fmt);
 
+// squeue's state order for sorting: pending, running, suspended, completing, then finished.
+int QueueStateRank(JobState s);
 // squeue's default order: partition, then state (pending first), then priority (high first),
 // then job id.
 void SortQueue(std::vector<tessera::v1::JobInfo>& jobs);

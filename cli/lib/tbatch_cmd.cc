@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/lib/batch_request.h"
+#include "common/env_block.h"
 #include "cli/lib/batch_script.h"
 #include "cli/lib/command.h"
 #include "common/duration.h"
@@ -85,7 +86,7 @@ Submission:
       --test-only             validate the request with the controller and print when and where
                               the job would start; submit nothing
   -W, --wait                  wait for the job to end; exit with its exit code
-  -Q, --quiet                 print no warnings
+  -Q, --quiet                 print no warnings and no job id
   -v, --verbose               accepted for compatibility
 Accepted and ignored (one warning each): --mail-type, --mail-user, --get-user-env, --wckey,
   -L/--licenses, --hint, --ntasks-per-core, --ntasks-per-socket, --sockets-per-node,
@@ -147,7 +148,7 @@ Status AddExportFile(CommandContext& ctx, const std::string& path, pb::JobSpec& 
     if (eq == std::string::npos || eq == 0)
       return InvalidArgument("--export-file " + path + " entry " + std::to_string(n) +
                              ": expected VAR=VALUE");
-    (*spec.mutable_env())[entry.substr(0, eq)] = entry.substr(eq + 1);
+    EnvBlockSet(spec.mutable_env_block(), entry.substr(0, eq), entry.substr(eq + 1));
     entry.clear();
   }
   return Status::Ok();
@@ -212,7 +213,9 @@ int Submit(CommandContext& ctx, const BatchOptions& opts, pb::SubmitJobRequest r
     PrintTestOnly(ctx, req, *resp);
     return 0;
   }
-  if (opts.parsable) {
+  if (opts.quiet) {
+    // sbatch -Q: no informational output, not even the job id
+  } else if (opts.parsable) {
     *ctx.out << resp->job_id() << "\n";
   } else {
     *ctx.out << "Submitted batch job " << resp->job_id() << "\n";

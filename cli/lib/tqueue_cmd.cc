@@ -6,6 +6,7 @@
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
 #include "cli/lib/queue_format.h"
+#include "cli/lib/queue_summary.h"
 #include "cli/lib/text_util.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
@@ -203,9 +204,39 @@ std::string DateLine(int64_t now) {
   return std::string(buf) + "\n";
 }
 
+// The columnar fast path (queue_summary.h) serves formats of summary fields in default order
+// with the server-side filters (and -n); everything else takes the JobInfo path.
+bool UseSummary(const QueueArgs& a, const QueueFormat& fmt) {
+  return !a.json && a.sort.empty() && !a.array && a.qos.empty() && a.nodes.empty() &&
+         SummaryCovers(fmt);
+}
+
+SummaryFilter SummaryFilterOf(const QueueArgs& a) {
+  SummaryFilter f;
+  f.job_ids.assign(a.req.job_ids().begin(), a.req.job_ids().end());
+  f.uids.assign(a.req.uids().begin(), a.req.uids().end());
+  f.states.assign(a.req.states().begin(), a.req.states().end());
+  f.partitions.assign(a.req.partitions().begin(), a.req.partitions().end());
+  f.accounts.assign(a.req.accounts().begin(), a.req.accounts().end());
+  f.names = a.names;
+  return f;
+}
+
+int PrintSummary(CommandContext& ctx, const pb::ListJobsResponse& resp, const QueueArgs& a,
+                 const QueueFormat& fmt) {
+  if (a.long_view || a.iterate) *ctx.out << DateLine(ctx.now);
+  Status st = PrintSummaryQueue(resp.summary(), SummaryFilterOf(a), fmt, a.header, *ctx.names,
+                                ctx.now, *ctx.out);
+  if (!st.ok()) return Fail(ctx, st.message());
+  ctx.out->flush();
+  return 0;
+}
+
 int PrintOnce(CommandContext& ctx, ControllerApi& api, const QueueArgs& a, const QueueFormat& fmt) {
   auto resp = api.ListJobs(a.req);
   if (!resp.ok()) return Fail(ctx, resp.status().message());
+  // A controller that predates summaries answers with JobInfo messages: print those.
+  if (a.req.summary() && resp->jobs_size() == 0) return PrintSummary(ctx, *resp, a, fmt);
   std::vector<pb::JobInfo> jobs = Filter(*resp, a);
   if (a.array) jobs = ExpandArrayRecords(jobs);
   SortQueue(jobs);
@@ -251,6 +282,7 @@ int RunTqueue(CommandContext& ctx) {
                              std::any_of(a.req.states().begin(), a.req.states().end(), [](int s) {
                                return IsFinished(static_cast<JobState>(s));
                              }));
+  a.req.set_summary(UseSummary(a, *fmt));
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());
   for (;;) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/job_state.h"
+#include "ctld/jobs/sparse_string.h"
 
 namespace tessera::ctld {
 
@@ -20,12 +21,12 @@ struct ResourceReq {
   uint32_t cpus = 0;
   uint64_t mem_mib = 0;
   uint32_t gpus = 0;
-  std::string gpu_model;
+  SparseString gpu_model;
 };
 BOOST_DESCRIBE_STRUCT(ResourceReq, (), (cpus, mem_mib, gpus, gpu_model))
 
 struct TaskGroupSpec {
-  std::string name;
+  SparseString name;
   uint32_t count = 1;
   ResourceReq per_task;
   uint32_t tasks_per_node = 0;
@@ -33,17 +34,19 @@ struct TaskGroupSpec {
 };
 BOOST_DESCRIBE_STRUCT(TaskGroupSpec, (), (name, count, per_task, tasks_per_node, per_node))
 
-// What the user asked for (mirror of tessera.v1.JobSpec, validated).
+// What the user asked for (mirror of tessera.v1.JobSpec, validated). Fields most jobs leave
+// empty are SparseStrings (8 bytes when empty): memory per pending job (issue #6).
 struct JobSpec {
   std::string name;
-  std::string script;
+  SparseString script;  // kept in memory only until submit (job_payloads)
   std::vector<std::string> argv;
   std::string workdir;
-  std::map<std::string, std::string> env;
+  // The environment (common/env_block.h). Not described: it is moved to the JobPayload at submit.
+  std::string env_block;
   std::string stdout_pattern;
-  std::string stderr_pattern;
+  SparseString stderr_pattern;
   std::string partition;  // as requested ("" = default)
-  std::string qos;
+  SparseString qos;
   std::string account;
   std::vector<TaskGroupSpec> task_groups;
   uint32_t gang_min = 0;
@@ -52,18 +55,18 @@ struct JobSpec {
   int64_t time_limit_s = 0;
   bool hold = false;
   bool requeue = false;
-  std::string comment;
+  SparseString comment;
   bool exclusive = false;
-  std::string constraint;
-  std::string nodelist;
-  std::string exclude;
+  SparseString constraint;
+  SparseString nodelist;
+  SparseString exclude;
   int32_t nice = 0;
   int64_t begin_time = 0;
-  std::string dependency;
-  std::string array;            // --array as given ("0-15%4")
+  SparseString dependency;
+  SparseString array;           // --array as given ("0-15%4")
 };
 BOOST_DESCRIBE_STRUCT(JobSpec, (),
-                      (name, script, argv, workdir, env, stdout_pattern, stderr_pattern,
+                      (name, script, argv, workdir, stdout_pattern, stderr_pattern,
                        partition, qos, account, task_groups, gang_min, nodes_min, nodes_max,
                        time_limit_s, hold, requeue, comment, exclusive, constraint, nodelist,
                        exclude, nice, begin_time, dependency, array))
@@ -99,7 +102,7 @@ struct JobRecord {
   std::string partition;       // resolved
   int64_t time_limit_s = -1;   // resolved; -1 unlimited
   bool cancel_requested = false;
-  std::string message;         // why it failed, when known
+  SparseString message;        // why it failed, when known
   uint64_t array_job_id = 0;   // array elements: the id of the array's first element
   uint32_t array_task_id = 0;
   uint32_t array_max_running = 0;
@@ -139,7 +142,7 @@ inline constexpr char kReason[] = "reason";          // {reason}: pending reason
 // pending jobs then cost a few hundred bytes of controller memory each.
 struct JobPayload {
   std::string script;
-  std::map<std::string, std::string> env;
+  std::string env_block;  // common/env_block.h
 };
 
 // A job step (trun), as accounting records it.

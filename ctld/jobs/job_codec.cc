@@ -56,10 +56,6 @@ std::string EncodeRecord(const JobRecord& r) { return json::serialize(json::valu
 
 Result<JobRecord> DecodeRecord(const std::string& text) { return DecodeAs<JobRecord>(text, "job record"); }
 
-std::string EncodeEnv(const std::map<std::string, std::string>& env) {
-  return json::serialize(json::value_from(env));
-}
-
 Result<std::map<std::string, std::string>> DecodeEnv(const std::string& text) {
   return DecodeAs<std::map<std::string, std::string>>(text, "job environment");
 }

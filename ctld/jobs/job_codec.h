@@ -10,7 +10,6 @@ namespace tessera::ctld {
 std::string EncodeRecord(const JobRecord& r);
 Result<JobRecord> DecodeRecord(const std::string& json);
 
-std::string EncodeEnv(const std::map<std::string, std::string>& env);
 Result<std::map<std::string, std::string>> DecodeEnv(const std::string& json);
 
 // Apply: the pure transition function of event sourcing. Returns the record after `e`.

@@ -1,5 +1,7 @@
 #include "ctld/jobs/job_manager.h"
 
+#include "common/env_block.h"
+
 #include <algorithm>
 
 #include "common/array_spec.h"
@@ -10,6 +12,7 @@ namespace tessera::ctld {
 void JobManager::Recover(const Recovered& rec) {
   jobs_.clear();
   for (const auto& r : rec.active_jobs) jobs_[r.job_id] = r;
+  Reindex();
   next_id_ = std::max<uint64_t>({rec.max_job_id + 1, rec.reserved_job_id, 1});
   reserved_ = next_id_;  // force a fresh durable reservation before the next id is handed out
   seq_ = rec.max_event_seq;
@@ -65,8 +68,8 @@ void MakeElement(JobRecord& r, JobPayload& p, uint64_t array_id, uint32_t index,
       {"ARRAY_TASK_MAX", std::to_string(a.indices.back())},
   };
   for (const auto& [k, v] : vars) {
-    p.env[std::string("SLURM_") + k] = v;
-    p.env[std::string("TESSERA_") + k] = v;
+    EnvBlockSet(&p.env_block, std::string("SLURM_") + k, v);
+    EnvBlockSet(&p.env_block, std::string("TESSERA_") + k, v);
   }
 }
 
@@ -92,19 +95,31 @@ uint64_t JobManager::Submit(JobRecord draft, std::function<void(Result<uint64_t>
   draft.state = static_cast<int>(JobState::kPending);
   draft.reason = draft.spec.hold ? "JobHeldUser" : "Priority";
   draft.held = draft.spec.hold;
-  JobPayload payload{std::move(draft.spec.script), std::move(draft.spec.env)};
+  JobPayload payload{std::move(draft.spec.script), std::move(draft.spec.env_block)};
   draft.spec.script.clear();
-  draft.spec.env.clear();
+  draft.spec.env_block.clear();
   std::vector<uint64_t> ids;
   for (uint32_t index : array.indices) {
     JobRecord initial = draft;
     initial.job_id = NextId(&b);
     JobPayload p = payload;
     if (is_array) MakeElement(initial, p, ids.empty() ? initial.job_id : ids.front(), index, array);
-    b.PutPayload(initial.job_id, p);
+    b.PutPayload(initial.job_id, std::move(p));
     JobRecord& r = jobs_[initial.job_id];
-    r.job_id = initial.job_id;
-    Transition(r, event::kSubmitted, EncodeRecord(initial), &b);
+    if (ordered_.empty() || ordered_.back()->job_id < initial.job_id) {
+      ordered_.push_back(&r);  // ids only grow: the usual case
+    } else {
+      Reindex();
+    }
+    // Apply(empty, submitted(EncodeRecord(initial))) is `initial` (the codec round-trips every
+    // field: job_codec_test), so the record is moved in and its JSON made once for the event and
+    // the row.
+    std::string json = EncodeRecord(initial);
+    r = std::move(initial);
+    JobEvent e{++seq_, r.job_id, clock_->Now(), event::kSubmitted, json};
+    b.AddEvent(e);
+    b.PutJob(r, std::move(json));
+    if (listener_) pending_events_.emplace_back(std::move(e), r);
     in_flight_[r.job_id] = true;
     ids.push_back(r.job_id);
   }
@@ -112,7 +127,10 @@ uint64_t JobManager::Submit(JobRecord draft, std::function<void(Result<uint64_t>
     post_to_core([this, ids, st, done] {
       for (uint64_t id : ids) {
         in_flight_.erase(id);
-        if (!st.ok()) jobs_.erase(id);  // never acknowledged, never visible
+        if (!st.ok()) {  // never acknowledged, never visible
+          Unindex(id);
+          jobs_.erase(id);
+        }
       }
       if (!st.ok()) return done(st);
       done(ids.front());
@@ -254,13 +272,28 @@ void JobManager::SetReason(uint64_t id, const std::string& reason, int64_t expec
 
 void JobManager::PurgeFinished(int64_t min_age_s) {
   int64_t now = clock_->Now();
+  bool purged = false;
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     if (IsFinished(it->second.State()) && it->second.end_time + min_age_s <= now && !in_flight_.count(it->first)) {
       it = jobs_.erase(it);
+      purged = true;
     } else {
       ++it;
     }
   }
+  if (purged) Reindex();
+}
+
+void JobManager::Reindex() {
+  ordered_.clear();
+  ordered_.reserve(jobs_.size());
+  for (const auto& [id, r] : jobs_) ordered_.push_back(&r);
+}
+
+void JobManager::Unindex(uint64_t id) {
+  auto it = std::lower_bound(ordered_.begin(), ordered_.end(), id,
+                             [](const JobRecord* r, uint64_t v) { return r->job_id < v; });
+  if (it != ordered_.end() && (*it)->job_id == id) ordered_.erase(it);
 }
 
 }  // namespace tessera::ctld

@@ -42,9 +42,14 @@ Result<Caller> Authorizer::Check(const grpc::ServerContext& ctx, const char* met
     Log(std::string("auth: refused ") + method + " from " + ctx.peer() + ": " + id.status().message());
     return id.status();
   }
+  return Authorize(id->uid, id->gid, ctx.peer(), method, role, cfg);
+}
+
+Result<Caller> Authorizer::Authorize(uint32_t uid, uint32_t gid, const std::string& peer,
+                                     const char* method, Role role, const ClusterConfig& cfg) const {
   Caller c;
-  c.uid = id->uid;
-  c.gid = id->gid;
+  c.uid = uid;
+  c.gid = gid;
   auto roles = RolesFor(cfg);
   c.admin = roles->admins.count(c.uid) > 0;
   c.operator_ = roles->operators.count(c.uid) > 0;
@@ -52,7 +57,7 @@ Result<Caller> Authorizer::Check(const grpc::ServerContext& ctx, const char* met
   if (role == Role::kAdmin) ok = c.admin;
   if (role == Role::kNode) ok = roles->nodes.count(c.uid) > 0;
   if (!ok) {
-    Log(std::string("auth: refused ") + method + " for uid " + std::to_string(c.uid) + " from " + ctx.peer() +
+    Log(std::string("auth: refused ") + method + " for uid " + std::to_string(c.uid) + " from " + peer +
         ": requires " + (role == Role::kNode ? "the cluster user" : "an administrator"));
     return PermissionDenied(std::string(method) + " requires " +
                             (role == Role::kNode ? "the cluster user (" + cfg.cluster_user + ")" : "an administrator"));

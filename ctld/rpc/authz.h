@@ -34,6 +34,10 @@ class Authorizer {
   // Decodes the credential and checks `role`. `cfg` is the current configuration.
   Result<Caller> Check(const grpc::ServerContext& ctx, const char* method, Role role,
                        const ClusterConfig& cfg) const;
+  // Checks `role` for an identity the kernel vouches for (a local-socket caller); `peer` is for
+  // the log.
+  Result<Caller> Authorize(uint32_t uid, uint32_t gid, const std::string& peer, const char* method,
+                           Role role, const ClusterConfig& cfg) const;
 
  private:
   struct Roles {

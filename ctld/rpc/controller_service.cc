@@ -11,6 +11,8 @@
 #include "common/duration.h"
 #include "ctld/log.h"
 #include "ctld/rpc/convert.h"
+#include "ctld/rpc/job_listing.h"
+#include "ctld/rpc/local_server.h"
 #include "rpc/grpc_util.h"
 
 namespace tessera::ctld::rpc {
@@ -18,11 +20,17 @@ using tessera::rpc::ToGrpc;
 
 namespace {
 
-std::string PeerHost(const std::string& peer) {  // "ipv4:127.0.0.1:5000" -> "127.0.0.1"
+// The submitting host: this host for local-socket calls, else the peer's address
+// ("ipv4:127.0.0.1:5000" -> "127.0.0.1").
+std::string PeerHost(const grpc::ServerContext* ctx) {
+  if (auto* local = dynamic_cast<const LocalCallContext*>(ctx)) return local->host();
+  std::string peer = ctx->peer();
   std::string s = peer.substr(peer.find(':') + 1);
   size_t colon = s.rfind(':');
   return colon == std::string::npos ? s : s.substr(0, colon);
 }
+
+constexpr int kMaxSubmitBatch = 10000;
 
 bool Has(const auto& list, const auto& x) {
   return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
@@ -57,7 +65,19 @@ void WatchHub::Publish(const JobEvent& e) {
 
 Result<Caller> ControllerService::Check(grpc::ServerContext* ctx, const char* method, Role role) {
   auto cfg = ctl_->SharedConfig();
+  if (auto* local = dynamic_cast<const LocalCallContext*>(ctx))
+    return auth_->Authorize(local->uid(), local->gid(), "local socket", method, role, *cfg);
   return auth_->Check(*ctx, method, role, *cfg);
+}
+
+Status ControllerService::CheckSpec(const v1::JobSpec& pb, const Caller& caller,
+                                    std::vector<std::string>* warnings, JobSpec* spec) {
+  Status fields = CheckRequestOnlyFields(pb, warnings);
+  if (!fields.ok()) return fields;
+  if (pb.priority() > 0 && !caller.admin)
+    return PermissionDenied("--priority requires an operator or administrator");
+  *spec = FromProto(pb);
+  return Status::Ok();
 }
 
 grpc::Status ControllerService::SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
@@ -66,12 +86,10 @@ grpc::Status ControllerService::SubmitJob(grpc::ServerContext* ctx, const v1::Su
   auto caller = Check(ctx, "SubmitJob", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
   std::vector<std::string> warnings;
-  Status fields = CheckRequestOnlyFields(req->spec(), &warnings);
-  if (!fields.ok()) return ToGrpc(fields);
-  if (req->spec().priority() > 0 && !caller->admin)
-    return ToGrpc(PermissionDenied("--priority requires an operator or administrator"));
-  JobSpec spec = FromProto(req->spec());
-  std::string host = PeerHost(ctx->peer());
+  JobSpec spec;
+  Status checked = CheckSpec(req->spec(), *caller, &warnings, &spec);
+  if (!checked.ok()) return ToGrpc(checked);
+  std::string host = PeerHost(ctx);
   std::promise<Result<uint64_t>> done;
   auto fut = done.get_future();
   Controller::WhatIf what_if;
@@ -95,6 +113,57 @@ grpc::Status ControllerService::SubmitJob(grpc::ServerContext* ctx, const v1::Su
     resp->set_expected_partition(what_if.partition);
     resp->set_expected_cpus(what_if.cpus);
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::SubmitJobs(grpc::ServerContext* ctx, const v1::SubmitJobsRequest* req,
+                                           v1::SubmitJobsResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "SubmitJobs");
+  auto caller = Check(ctx, "SubmitJobs", Role::kAnyone);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  int n = req->specs_size();
+  if (n > kMaxSubmitBatch)
+    return ToGrpc(InvalidArgument("SubmitJobs: " + std::to_string(n) + " specs, at most " +
+                                  std::to_string(kMaxSubmitBatch) + " per call"));
+  auto refuse = [resp](int i, const Status& s) {
+    resp->mutable_results(i)->set_code(static_cast<int32_t>(s.code()));
+    resp->mutable_results(i)->set_error(s.message());
+  };
+  std::vector<JobSpec> specs(n);
+  std::vector<bool> ok(n, false);
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::string> warnings;
+    auto* r = resp->add_results();
+    Status s = CheckSpec(req->specs(i), *caller, &warnings, &specs[i]);
+    for (auto& w : warnings) r->add_warnings(std::move(w));
+    if (s.ok()) ok[i] = true;
+    else refuse(i, s);
+  }
+  std::string host = PeerHost(ctx);
+  std::promise<void> all;
+  int left = 1;  // touched only on the core thread; 1 = the posting task itself
+  core_->Post([&] {
+    auto one_done = [&] {
+      if (--left == 0) all.set_value();
+    };
+    for (int i = 0; i < n; ++i) {
+      if (!ok[i]) continue;
+      auto draft = ctl_->PrepareSubmit(std::move(specs[i]), *caller, req->specs(i).uid(), host);
+      if (!draft.ok()) {
+        refuse(i, draft.status());
+        continue;
+      }
+      draft->priority = req->specs(i).priority();
+      ++left;
+      ctl_->Submit(std::move(*draft), [&, i, one_done](Result<uint64_t> r) {
+        if (r.ok()) resp->mutable_results(i)->set_job_id(*r);
+        else refuse(i, r.status());
+        one_done();
+      });
+    }
+    one_done();
+  });
+  all.get_future().wait();
   return grpc::Status::OK;
 }
 
@@ -122,40 +191,8 @@ grpc::Status ControllerService::ListJobs(grpc::ServerContext* ctx, const v1::Lis
   RpcTimer timer(&rpc_stats_, "ListJobs");
   auto caller = Check(ctx, "ListJobs", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
-  std::vector<int> states;
-  for (int s : req->states()) states.push_back(s);
   core_->Call([&] {
-    // Pending array elements that never ran are shown as one line per array (squeue's
-    // "1234_[5-15%4]"), at the position of the array's first pending element.
-    std::map<uint64_t, std::pair<int, std::vector<uint32_t>>> arrays;  // id -> (row, indices)
-    resp->mutable_jobs()->Reserve(static_cast<int>(ctl_->jobs().jobs().size()));
-    for (const auto& [id, j] : ctl_->jobs().jobs()) {
-      if (!ctl_->jobs().IsDurable(id)) continue;
-      if (!req->include_finished() && states.empty() && IsFinished(j.State())) continue;
-      bool id_ok = Has(req->job_ids(), id) || (j.array_job_id && Has(req->job_ids(), j.array_job_id));
-      if (!id_ok || !Has(req->uids(), j.uid) || !Has(states, j.state) ||
-          !Has(req->partitions(), j.partition) || !Has(req->accounts(), j.spec.account))
-        continue;
-      bool collapse = !req->expand_arrays() && j.array_job_id && j.State() == JobState::kPending &&
-                      j.start_time == 0 && j.requeue_count == 0;
-      if (collapse) {
-        auto it = arrays.find(j.array_job_id);
-        if (it != arrays.end()) {
-          it->second.second.push_back(j.array_task_id);
-          continue;
-        }
-        arrays[j.array_job_id] = {resp->jobs_size(), {j.array_task_id}};
-      }
-      ToProto(j, resp->add_jobs(), /*with_paths=*/false);
-    }
-    for (const auto& [array_id, row] : arrays) {
-      const auto& [index, tasks] = row;
-      if (tasks.size() < 2) continue;  // a single remaining element shows as itself
-      v1::JobInfo* info = resp->mutable_jobs(index);
-      const JobRecord* first = ctl_->jobs().Find(info->job_id());
-      info->set_job_id(array_id);
-      info->set_array_task_str(FormatArrayIndices(tasks, first ? first->array_max_running : 0));
-    }
+    FillListJobs(ctl_->jobs(), *req, resp);
     return 0;
   });
   return grpc::Status::OK;

@@ -81,6 +81,7 @@ class ControllerService final : public v1::Controller::Service {
       : ctl_(ctl), core_(core), store_(store), auth_(auth), hub_(hub), loader_(std::move(loader)), clock_(clock) {}
 
   grpc::Status SubmitJob(grpc::ServerContext*, const v1::SubmitJobRequest*, v1::SubmitJobResponse*) override;
+  grpc::Status SubmitJobs(grpc::ServerContext*, const v1::SubmitJobsRequest*, v1::SubmitJobsResponse*) override;
   grpc::Status GetJob(grpc::ServerContext*, const v1::GetJobRequest*, v1::JobInfo*) override;
   grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*, v1::ListJobsResponse*) override;
   grpc::Status WatchJobs(grpc::ServerContext*, const v1::WatchJobsRequest*, grpc::ServerWriter<v1::JobEvent>*) override;
@@ -99,7 +100,11 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status ConfigureMig(grpc::ServerContext*, const v1::ConfigureMigRequest*, v1::ConfigureMigResponse*) override;
 
  private:
+  // Authenticates (munge over gRPC, SO_PEERCRED over the local socket) and authorizes.
   Result<Caller> Check(grpc::ServerContext* ctx, const char* method, Role role);
+  // Checks a spec on the handler thread (request-only fields, --priority); fills *spec.
+  Status CheckSpec(const v1::JobSpec& pb, const Caller& caller, std::vector<std::string>* warnings,
+                   JobSpec* spec);
 
   Controller* ctl_;
   Core* core_;

@@ -1,5 +1,7 @@
 #include "ctld/rpc/convert.h"
 
+#include "common/env_block.h"
+
 #include "common/filename_pattern.h"
 #include "common/hostlist.h"
 
@@ -20,7 +22,7 @@ void ToProto(const JobSpec& s, v1::JobSpec* p) {
   if (!s.script.empty()) p->set_script(s.script);
   for (const auto& a : s.argv) p->add_argv(a);
   if (!s.workdir.empty()) p->set_workdir(s.workdir);
-  for (const auto& [k, v] : s.env) (*p->mutable_env())[k] = v;
+  if (!s.env_block.empty()) p->set_env_block(s.env_block);
   if (!s.stdout_pattern.empty()) p->set_stdout_pattern(s.stdout_pattern);
   if (!s.stderr_pattern.empty()) p->set_stderr_pattern(s.stderr_pattern);
   if (!s.partition.empty()) p->set_partition(s.partition);
@@ -77,7 +79,8 @@ JobSpec FromProto(const v1::JobSpec& p) {
   s.script = p.script();
   s.argv.assign(p.argv().begin(), p.argv().end());
   s.workdir = p.workdir();
-  s.env.insert(p.env().begin(), p.env().end());
+  for (const auto& [k, v] : p.env()) EnvBlockSet(&s.env_block, k, v);
+  s.env_block.append(p.env_block());  // its entries come later, so they win
   s.stdout_pattern = p.stdout_pattern();
   s.stderr_pattern = p.stderr_pattern();
   s.partition = p.partition();
@@ -144,7 +147,7 @@ void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths) {
     FilenameVars vars{r.job_id, r.spec.name, r.user, 0, -1, r.alloc.empty() ? "" : r.alloc.front().node};
     out->set_stdout_path(ExpandFilenamePattern(r.spec.stdout_pattern, vars, r.spec.workdir));
     out->set_stderr_path(ExpandFilenamePattern(
-        r.spec.stderr_pattern.empty() ? r.spec.stdout_pattern : r.spec.stderr_pattern, vars, r.spec.workdir));
+        r.spec.stderr_pattern.empty() ? r.spec.stdout_pattern : r.spec.stderr_pattern.str(), vars, r.spec.workdir));
   }
   if (!r.spec.account.empty()) out->set_account(r.spec.account);
   out->set_num_tasks(r.NumTasks());
@@ -265,7 +268,7 @@ void ToLaunch(const JobRecord& r, const JobPayload& payload, int64_t kill_wait_s
   out->set_script(payload.script);
   for (const auto& a : r.spec.argv) out->add_argv(a);
   out->set_workdir(r.spec.workdir);
-  for (const auto& [k, v] : payload.env) (*out->mutable_env())[k] = v;
+  for (auto& [k, v] : EnvBlockToMap(payload.env_block)) (*out->mutable_env())[k] = std::move(v);
   out->set_stdout_path(r.spec.stdout_pattern);
   out->set_stderr_path(r.spec.stderr_pattern);
   out->set_time_limit_s(r.time_limit_s);

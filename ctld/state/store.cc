@@ -1,5 +1,7 @@
 #include "ctld/state/store.h"
 
+#include "common/env_block.h"
+
 #include <algorithm>
 #include <future>
 
@@ -27,11 +29,16 @@ class Stmt {
   }
   bool ok() const { return s_ != nullptr; }
   Stmt& Bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); return *this; }
+  Stmt& BindBlob(int i, const std::string& v) {
+    sqlite3_bind_blob(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    return *this;
+  }
   Stmt& Bind(int i, const std::string& v) {
     sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
   int Step() { return sqlite3_step(s_); }
+  sqlite3_stmt* raw() const { return s_; }
   int64_t Int(int col) { return sqlite3_column_int64(s_, col); }
   std::string Text(int col) {
     auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, col));
@@ -60,30 +67,32 @@ std::string InList(size_t n) {
 
 }  // namespace
 
-void Batch::PutJob(const JobRecord& r) {
-  ops_.push_back({Kind::kPutJob, r.job_id, EncodeRecord(r), "", r.state, 0, {}});
+void Batch::PutJob(const JobRecord& r) { PutJob(r, EncodeRecord(r)); }
+
+void Batch::PutJob(const JobRecord& r, std::string json) {
+  ops_.push_back({Kind::kPutJob, r.job_id, std::move(json), "", r.state, 0, {}, {}, {}});
 }
 
 void Batch::ArchiveJob(const JobRecord& r) {
-  ops_.push_back({Kind::kArchiveJob, r.job_id, EncodeRecord(r), "", r.state, 0, r});
+  ops_.push_back({Kind::kArchiveJob, r.job_id, EncodeRecord(r), "", r.state, 0,
+                  std::make_shared<const JobRecord>(r), {}, {}});
 }
 
-void Batch::PutPayload(uint64_t job_id, const JobPayload& p) {
-  ops_.push_back({Kind::kPayload, job_id, p.script, EncodeEnv(p.env), 0, 0, {}});
+void Batch::PutPayload(uint64_t job_id, JobPayload p) {
+  ops_.push_back({Kind::kPayload, job_id, "", "", 0, 0, {}, {},
+                  std::make_shared<const JobPayload>(std::move(p))});
 }
 
 void Batch::PutStep(const StepRecord& s) {
-  Op op{Kind::kStep, s.job_id, "", "", 0, 0, {}};
-  op.step = s;
-  ops_.push_back(std::move(op));
+  ops_.push_back({Kind::kStep, s.job_id, "", "", 0, 0, {}, std::make_shared<const StepRecord>(s), {}});
 }
 
 void Batch::AddEvent(const JobEvent& e) {
-  ops_.push_back({Kind::kEvent, e.job_id, e.type, e.detail, static_cast<int64_t>(e.seq), e.time, {}});
+  ops_.push_back({Kind::kEvent, e.job_id, e.type, e.detail, static_cast<int64_t>(e.seq), e.time, {}, {}, {}});
 }
 
 void Batch::SetMeta(const std::string& key, const std::string& value) {
-  ops_.push_back({Kind::kMeta, 0, key, value, 0, 0, {}});
+  ops_.push_back({Kind::kMeta, 0, key, value, 0, 0, {}, {}, {}});
 }
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
@@ -102,7 +111,10 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
     }
     return Status::Ok();
   };
-  Status st = exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
+  // cache_size: 1 MiB of page cache instead of SQLite's 2 MiB default (inserts touch only the
+  // right edge of the tables; controller memory per job, issue #6).
+  Status st = exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
+                   "PRAGMA cache_size=-1024;");
   sqlite3_busy_timeout(w, 5000);
   int version = 0;
   if (st.ok()) {
@@ -220,7 +232,7 @@ Status Store::ApplyBatch(const Batch& b) {
         dp.Bind(1, static_cast<int64_t>(op.id));
         TESSERA_RETURN_IF_ERROR(StepDone(dp, "archive job"));
         Stmt s(wdb_, Cached("INSERT OR REPLACE INTO acct_jobs VALUES(?,?,?,?,?,?,?,?,?)"));
-        const JobRecord& r = op.rec;
+        const JobRecord& r = *op.rec;
         s.Bind(1, static_cast<int64_t>(r.job_id)).Bind(2, r.uid).Bind(3, r.state)
             .Bind(4, r.submit_time).Bind(5, r.start_time).Bind(6, r.end_time)
             .Bind(7, r.partition).Bind(8, r.spec.account).Bind(9, op.a);
@@ -235,12 +247,12 @@ Status Store::ApplyBatch(const Batch& b) {
       }
       case Batch::Kind::kPayload: {
         Stmt s(wdb_, Cached("INSERT OR REPLACE INTO job_payloads(job_id, script, env) VALUES(?,?,?)"));
-        s.Bind(1, static_cast<int64_t>(op.id)).Bind(2, op.a).Bind(3, op.b);
+        s.Bind(1, static_cast<int64_t>(op.id)).Bind(2, op.payload->script).BindBlob(3, op.payload->env_block);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write job payload"));
         break;
       }
       case Batch::Kind::kStep: {
-        const StepRecord& st = op.step;
+        const StepRecord& st = *op.step;
         Stmt s(wdb_, Cached("INSERT OR REPLACE INTO job_steps VALUES(?,?,?,?,?,?,?,?,?,?,?)"));
         s.Bind(1, static_cast<int64_t>(st.job_id)).Bind(2, st.step_id).Bind(3, st.name)
             .Bind(4, st.nodelist).Bind(5, st.ntasks).Bind(6, st.ncpus).Bind(7, st.state)
@@ -344,9 +356,13 @@ Result<JobPayload> Store::LoadPayload(uint64_t job_id) {
   if (s.Step() != SQLITE_ROW) return NotFound("no script stored for job " + std::to_string(job_id));
   JobPayload p;
   p.script = s.Text(0);
-  auto env = DecodeEnv(s.Text(1));
-  if (!env.ok()) return env.status();
-  p.env = std::move(*env);
+  if (sqlite3_column_type(s.raw(), 1) == SQLITE_BLOB) {  // an environment block
+    p.env_block = s.Text(1);
+  } else {  // rows written before environment blocks: a JSON object
+    auto env = DecodeEnv(s.Text(1));
+    if (!env.ok()) return env.status();
+    p.env_block = EnvBlockFromMap(*env);
+  }
   return p;
 }
 

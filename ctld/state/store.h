@@ -34,8 +34,9 @@ inline constexpr int kSchemaVersion = 3;
 class Batch {
  public:
   void PutJob(const JobRecord& r);        // insert or replace the active job row
+  void PutJob(const JobRecord& r, std::string json);  // same, json = EncodeRecord(r) already made
   void ArchiveJob(const JobRecord& r);    // move a finished job to accounting (drops its payload)
-  void PutPayload(uint64_t job_id, const JobPayload& p);
+  void PutPayload(uint64_t job_id, JobPayload p);  // encoded on the writer thread
   void PutStep(const StepRecord& s);
   void AddEvent(const JobEvent& e);
   void SetMeta(const std::string& key, const std::string& value);
@@ -50,8 +51,9 @@ class Batch {
     uint64_t id = 0;
     std::string a, b;  // record JSON / event type+detail / meta key+value
     int64_t n1 = 0, n2 = 0;
-    JobRecord rec;     // for archive (indexed columns)
-    StepRecord step;
+    std::shared_ptr<const JobRecord> rec;       // for archive (indexed columns)
+    std::shared_ptr<const StepRecord> step;
+    std::shared_ptr<const JobPayload> payload;  // kPayload
   };
   std::vector<Op> ops_;
 };

@@ -28,3 +28,23 @@ def test_kill9_right_after_last_ack_loses_no_acknowledged_job(fresh_cluster):
         assert not lost, f"round {rnd}: {len(lost)} acknowledged jobs lost after kill -9: {lost}"
         wrong = {j: states[str(j)] for j in acked if states[str(j)] != "PENDING"}
         assert not wrong, f"round {rnd}: held jobs not PENDING after restart: {wrong}"
+
+
+def test_kill9_after_bulk_submit_loses_no_acknowledged_job(fresh_cluster, tmp_path):
+    """The same through the bulk API (SubmitJobs, several calls in flight) of the load client."""
+    import os
+    import subprocess
+    from harness import BIN
+    c = fresh_cluster(nodes=1, node_timeout=30).start()
+    ids_file = tmp_path / "ids"
+    p = subprocess.run([os.path.join(BIN, "tessera-bench-submit"), "-f", c.conf, "-n", "3000",
+                        "-c", "4", "--batch", "250", "--ids-out", str(ids_file)],
+                       capture_output=True, text=True, env=c.env(), timeout=120)
+    assert p.returncode == 0, p.stderr
+    c.kill("ctld", signal.SIGKILL)
+    c.start_ctld()
+    acked = [int(x) for x in ids_file.read_text().split()]
+    assert len(acked) == 3000 and len(set(acked)) == 3000
+    out = c.run(["tqueue", "-h", "-t", "all", "-o", "%i"]).stdout.split()
+    lost = set(acked) - {int(x) for x in out}
+    assert not lost, f"{len(lost)} acknowledged jobs lost after kill -9"

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/lib/batch_request.h"
+#include "common/env_block.h"
 #include "fake_controller.h"
 
 namespace tessera::cli {
@@ -188,7 +189,7 @@ TEST_CASE("tbatch submits the script and prints the job id") {
   CHECK(spec.script() == r.files["job.sh"]);
   CHECK(std::vector<std::string>(spec.argv().begin(), spec.argv().end()) ==
         std::vector<std::string>{"/home/alice/work/job.sh", "arg1", "--arg2"});
-  CHECK(spec.env().at("PATH") == "/bin");
+  CHECK(EnvBlockToMap(spec.env_block()).at("PATH") == "/bin");
   CHECK(spec.workdir() == "/home/alice/work");
   CHECK_FALSE(r.ctld.SubmitJob_calls[0].test_only());
 }

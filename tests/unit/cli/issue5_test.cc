@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/lib/acct_format.h"
+#include "common/env_block.h"
 #include "cli/lib/batch_request.h"
 #include "cli/lib/queue_format.h"
 #include "fake_controller.h"
@@ -91,7 +92,7 @@ TEST_CASE("tbatch --export-file, --uid and --wait") {
   int rc = r.Run(RunTbatch, {"--export=NONE", "--export-file=vars", "--wrap=x"});
   INFO(r.err);
   REQUIRE(rc == 0);
-  auto env = Submitted(r).env();
+  auto env = EnvBlockToMap(Submitted(r).env_block());
   CHECK(env.at("A") == "1");
   CHECK(env.at("B") == "two words");
   CHECK(env.at("C") == "3");

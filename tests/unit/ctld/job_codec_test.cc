@@ -9,7 +9,7 @@ TEST_CASE("record JSON round trip keeps every field") {
   JobRecord r;
   r.job_id = 42;
   r.spec.name = "train";
-  r.spec.env = {{"A", "1"}, {"B", "x y"}};
+  r.spec.env_block = std::string("A=1\0", 4);  // not part of the record: moved to the payload
   r.spec.task_groups = {{"launcher", 1, {4, 0, 0, ""}, 0, {}}, {"worker", 16, {8, 1024, 8, "h100"}, 1, {}}};
   r.alloc = {{"n1", 4, 100, {0, 1}, 2}};
   r.state = static_cast<int>(JobState::kRunning);
@@ -19,6 +19,7 @@ TEST_CASE("record JSON round trip keeps every field") {
   CHECK(EncodeRecord(*back) == EncodeRecord(r));
   CHECK(back->spec.task_groups[1].per_task.gpu_model == "h100");
   CHECK(back->alloc[0].gpu_indices == std::vector<uint32_t>{0, 1});
+  CHECK(back->spec.env_block.empty());
 }
 
 TEST_CASE("records from an older schema (missing keys) still decode") {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <future>
 
+#include "common/env_block.h"
 #include "ctld/jobs/job_manager.h"
 #include "test_util.h"
 
@@ -103,14 +104,14 @@ TEST_CASE("scripts and environments stay on disk, not in memory, until launch") 
   m.Recover(*(*s)->Load());
   JobRecord dr = Draft(1000);
   dr.spec.script = "#!/bin/sh\necho hi\n";
-  dr.spec.env = {{"HOME", "/home/x"}, {"PATH", "/bin"}};
+  dr.spec.env_block = EnvBlockFromMap({{"HOME", "/home/x"}, {"PATH", "/bin"}});
   uint64_t id = SubmitSync(m, dr);
   CHECK(m.Find(id)->spec.script.empty());
-  CHECK(m.Find(id)->spec.env.empty());
+  CHECK(m.Find(id)->spec.env_block.empty());
   auto p = (*s)->LoadPayload(id);
   REQUIRE(p.ok());
   CHECK(p->script == dr.spec.script);
-  CHECK(p->env == dr.spec.env);
+  CHECK(EnvBlockToMap(p->env_block) == std::map<std::string, std::string>{{"HOME", "/home/x"}, {"PATH", "/bin"}});
   // Finishing the job archives it and drops the payload.
   Caller admin{0, 0, true, false};
   bool sig;

@@ -1,0 +1,162 @@
+#include "ctld/rpc/local_server.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "ctld/log.h"
+#include "rpc/grpc_util.h"
+#include "rpc/local_wire.h"
+
+namespace tessera::ctld::rpc {
+namespace wire = tessera::rpc::local;
+
+Result<std::unique_ptr<LocalServer>> LocalServer::Start(const std::string& path,
+                                                        v1::Controller::Service* service) {
+  sockaddr_un addr{};
+  if (path.empty() || path[0] != '/' || path.size() >= sizeof addr.sun_path)
+    return InvalidArgument("ControllerSocket '" + path + "' must be an absolute path under " +
+                           std::to_string(sizeof addr.sun_path) + " bytes");
+  std::error_code ec;
+  auto dir = std::filesystem::path(path).parent_path();
+  if (!std::filesystem::exists(dir)) {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Internal("cannot create " + dir.string() + ": " + ec.message());
+    chmod(dir.c_str(), 0755);
+  }
+  auto probe = wire::Connect(path, 1000);
+  if (probe.ok()) {
+    close(*probe);
+    return Status(Code::kAlreadyExists, path + " is answered by another process (a running tessera-ctld?)");
+  }
+  unlink(path.c_str());
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Internal(std::string("socket: ") + strerror(errno));
+  addr.sun_family = AF_UNIX;
+  memcpy(addr.sun_path, path.data(), path.size());
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || chmod(path.c_str(), 0666) != 0 ||
+      listen(fd, 512) != 0) {
+    Status s = Internal("cannot listen on " + path + ": " + strerror(errno));
+    close(fd);
+    return s;
+  }
+  return std::unique_ptr<LocalServer>(new LocalServer(path, fd, service));
+}
+
+template <typename Req, typename Resp>
+void LocalServer::Add(const char* name,
+                      grpc::Status (v1::Controller::Service::*method)(grpc::ServerContext*, const Req*, Resp*)) {
+  handlers_[name] = [this, method, name](grpc::ServerContext* ctx, std::string_view in, std::string* out) {
+    Req req;
+    if (!req.ParseFromArray(in.data(), static_cast<int>(in.size())))
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          std::string("malformed ") + Req::descriptor()->name() + " for " + name);
+    Resp resp;
+    grpc::Status s = (service_->*method)(ctx, &req, &resp);
+    if (s.ok()) resp.SerializeToString(out);
+    return s;
+  };
+}
+
+LocalServer::LocalServer(std::string path, int listen_fd, v1::Controller::Service* service)
+    : path_(std::move(path)), listen_fd_(listen_fd), service_(service) {
+  using S = v1::Controller::Service;
+  Add("SubmitJob", &S::SubmitJob);
+  Add("SubmitJobs", &S::SubmitJobs);
+  Add("GetJob", &S::GetJob);
+  Add("ListJobs", &S::ListJobs);
+  Add("UpdateJob", &S::UpdateJob);
+  Add("CancelJob", &S::CancelJob);
+  Add("ListNodes", &S::ListNodes);
+  Add("UpdateNode", &S::UpdateNode);
+  Add("ListPartitions", &S::ListPartitions);
+  Add("Reconfigure", &S::Reconfigure);
+  Add("QueryAccounting", &S::QueryAccounting);
+  Add("Ping", &S::Ping);
+  Add("GetJobEvents", &S::GetJobEvents);
+  Add("Diagnostics", &S::Diagnostics);
+  Add("CreateStep", &S::CreateStep);
+  Add("CompleteStep", &S::CompleteStep);
+  Add("ConfigureMig", &S::ConfigureMig);
+  char h[256] = {};
+  host_ = gethostname(h, sizeof h - 1) == 0 ? h : "localhost";
+  acceptor_ = std::thread([this] { AcceptLoop(); });
+}
+
+LocalServer::~LocalServer() {
+  std::unique_lock<std::mutex> l(mu_);
+  stopping_ = true;
+  shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
+  for (int fd : open_) shutdown(fd, SHUT_RDWR);
+  l.unlock();
+  acceptor_.join();
+  l.lock();
+  idle_.wait(l, [this] { return open_.empty(); });
+  close(listen_fd_);
+  unlink(path_.c_str());
+}
+
+void LocalServer::AcceptLoop() {
+  while (true) {
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) {
+      if (fd >= 0) close(fd);
+      return;
+    }
+    if (fd < 0) {
+      if (errno != EINTR && errno != ECONNABORTED) Log(std::string("local socket: accept: ") + strerror(errno));
+      continue;
+    }
+    open_.insert(fd);
+    std::thread([this, fd] { Serve(fd); }).detach();
+  }
+}
+
+void LocalServer::Serve(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+    timeval tv{60, 0};  // a silent client does not hold its thread forever
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    while (true) {
+      auto payload = wire::ReadFrame(fd);
+      if (!payload.ok()) {
+        if (payload.status().code() != Code::kNotFound)
+          Log("local socket: dropping connection of uid " + std::to_string(cred.uid) + ": " +
+              payload.status().message());
+        break;
+      }
+      if (!Answer(fd, *payload, cred.uid, cred.gid).ok()) break;
+    }
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  close(fd);
+  open_.erase(fd);
+  idle_.notify_all();
+}
+
+Status LocalServer::Answer(int fd, const std::string& payload, uint32_t uid, uint32_t gid) {
+  std::string_view method, body;
+  Status s = wire::ParseRequest(payload, &method, &body);
+  if (!s.ok()) {
+    (void)wire::WriteFrame(fd, wire::ResponseHead(s), {});
+    return s;  // framing is broken: close
+  }
+  auto h = handlers_.find(method);
+  if (h == handlers_.end())
+    return wire::WriteFrame(fd, wire::ResponseHead(Status(Code::kUnimplemented,
+                                "method '" + std::string(method) + "' is not served on the local socket")), {});
+  LocalCallContext ctx(uid, gid, host_);
+  std::string out;
+  grpc::Status gs = h->second(&ctx, body, &out);
+  if (!gs.ok()) return wire::WriteFrame(fd, wire::ResponseHead(tessera::rpc::FromGrpc(gs)), {});
+  return wire::WriteFrame(fd, wire::ResponseHead(Status::Ok()), out);
+}
+
+}  // namespace tessera::ctld::rpc
