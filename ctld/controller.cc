@@ -19,6 +19,7 @@ namespace {
 constexpr size_t kMaxScriptBytes = 4 << 20;
 constexpr size_t kMaxEnvBytes = 16 << 20;
 constexpr uint32_t kMaxTasks = 1'000'000;
+constexpr int64_t kMinCycleGapUs = 10000;
 
 bool Contains(const std::vector<uint64_t>& v, uint64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
@@ -500,8 +501,12 @@ void Controller::RequestSchedule() {
   if (cycle_requested_) return;
   cycle_requested_ = true;
   // Pace event-triggered cycles: after a cycle that took T, wait until 2T has passed since it
-  // ended, so scheduling takes at most a third of the core thread under a storm of events.
-  int64_t wait_us = std::max<int64_t>(0, last_cycle_end_us_ + 2 * stats_.last_cycle_us - clock_->MonotonicMicros());
+  // ended, so scheduling takes at most a third of the core thread under a storm of events; and
+  // at least kMinCycleGapUs, so a stream of job ends (each frees a slot) is handled by one cycle
+  // per few jobs instead of one cycle (over every pending job) per job. An idle controller
+  // still schedules at once.
+  int64_t gap_us = std::max<int64_t>(kMinCycleGapUs, 2 * stats_.last_cycle_us);
+  int64_t wait_us = std::max<int64_t>(0, last_cycle_end_us_ + gap_us - clock_->MonotonicMicros());
   auto run = [this] {
     cycle_requested_ = false;
     RunCycle();

@@ -107,11 +107,13 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
   }
   // Held jobs keep their JobHeld* reason and cannot start: leaving them out keeps cycles
   // proportional to the jobs that can actually run. They stay in when some job has a
-  // dependency (which may name a held job).
+  // dependency (which may name a held job); so do the finished jobs, which only dependencies
+  // look at (until MinJobAge purges them they would otherwise make every cycle O(all jobs)).
   bool with_held = std::any_of(jobs.begin(), jobs.end(), [](const auto& kv) {
     return kv.second.State() == JobState::kPending && !kv.second.spec.dependency.empty();
   });
   for (const auto& [id, j] : jobs) {
+    if (!with_held && IsFinished(j.State())) continue;
     if (!durable(id)) continue;
     switch (j.State()) {
       case JobState::kPending:
@@ -121,7 +123,8 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
       case JobState::kSuspended:
       case JobState::kCompleting: s.running.push_back(ToRunning(j)); break;
       default:
-        s.finished.push_back({id, j.State() == JobState::kCompleted && j.exit_code == 0});
+        if (with_held)
+          s.finished.push_back({id, j.State() == JobState::kCompleted && j.exit_code == 0});
     }
   }
   return s;

@@ -49,6 +49,14 @@ AgentClient::AgentClient(const ClusterConfig& cfg, NodeDescription node, JobMana
 void AgentClient::Wake() {
   std::lock_guard<std::mutex> lock(mu_);
   woken_ = true;
+  poll_all_ = true;
+  cv_.notify_all();
+}
+
+void AgentClient::WakeFor(uint64_t job_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  woken_ = true;
+  ended_.push_back(job_id);
   cv_.notify_all();
 }
 
@@ -148,12 +156,15 @@ void AgentClient::Handle(const v1::ControllerMessage& m, bool* registered) {
   }
 }
 
-bool AgentClient::Flush(Stream* stream, int64_t now, int64_t* last_hb, int64_t* last_resend) {
-  jobs_.Poll();
+bool AgentClient::Flush(Stream* stream, int64_t now, int64_t* last_hb, int64_t* last_resend,
+                        const std::vector<uint64_t>& ended, bool full) {
+  if (full) jobs_.Poll();
+  else
+    for (uint64_t id : ended) jobs_.PollJob(id);
   bool ok = true;
   for (auto& m : jobs_.TakeOutbox()) ok = ok && stream->Write(m);
   if (gpus_) {
-    gpus_->Poll();
+    if (full) gpus_->Poll();
     for (auto& m : gpus_->TakeOutbox()) ok = ok && stream->Write(m);
   }
   for (auto& m : pending_) ok = ok && stream->Write(m);
@@ -208,17 +219,26 @@ bool AgentClient::Session(const std::atomic<bool>& stop) {
   }
   bool registered = false, ok = stream->Write(BuildRegister());
   int64_t start = clock_.Now(), last_hb = start, last_resend = start;
+  auto last_full = std::chrono::steady_clock::now();
   while (ok && !stop) {
     std::deque<v1::ControllerMessage> msgs;
-    bool dead = false;
+    std::vector<uint64_t> ended;
+    bool dead = false, full = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::seconds(1),
                    [&] { return !inbox_.empty() || reader_done_ || woken_; });
       msgs.swap(inbox_);
+      ended.swap(ended_);
       dead = reader_done_;
-      woken_ = false;
+      full = poll_all_;
+      woken_ = poll_all_ = false;
     }
+    // Every running job (and the GPUs) at least once a second: a stepd whose notification got
+    // lost, or that died without a status, is noticed within that second.
+    auto tnow = std::chrono::steady_clock::now();
+    if (tnow - last_full >= std::chrono::seconds(1)) full = true;
+    if (full) last_full = tnow;
     for (const auto& m : msgs) Handle(m, &registered);
     if (dead) break;
     int64_t now = clock_.Now();
@@ -229,7 +249,7 @@ bool AgentClient::Session(const std::atomic<bool>& stop) {
       }
       continue;
     }
-    ok = Flush(stream.get(), now, &last_hb, &last_resend);
+    ok = Flush(stream.get(), now, &last_hb, &last_resend, ended, full);
   }
   ctx.TryCancel();
   reader.join();

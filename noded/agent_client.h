@@ -54,8 +54,12 @@ class AgentClient {
   // Connects, serves and reconnects until `stop` becomes true (then returns promptly after a
   // Wake()).
   void Run(const std::atomic<bool>& stop);
-  // Thread-safe: wakes the loop (a job may have ended, or stop was requested).
+  // Thread-safe: wakes the loop (a job may have ended, or stop was requested); every running
+  // job is checked.
   void Wake();
+  // Thread-safe: wakes the loop because job `job_id` ended (stepd's notification); only that
+  // job is checked now (all of them are at least once a second anyway).
+  void WakeFor(uint64_t job_id);
 
   tessera::v1::NodeMessage BuildRegister();
 
@@ -68,7 +72,9 @@ class AgentClient {
   // Before registration only Registered is accepted; afterwards messages go to Apply.
   void Handle(const tessera::v1::ControllerMessage& m, bool* registered);
   // Sends job events, a due heartbeat and due resends. False when the stream broke.
-  bool Flush(Stream* stream, int64_t now, int64_t* last_hb, int64_t* last_resend);
+  // `ended`: jobs whose stepd notified; `full`: check every running job and the GPUs.
+  bool Flush(Stream* stream, int64_t now, int64_t* last_hb, int64_t* last_resend,
+             const std::vector<uint64_t>& ended, bool full);
   // Sleeps up to `ms`, returning early on Wake().
   void Sleep(int64_t ms);
 
@@ -87,6 +93,8 @@ class AgentClient {
   std::deque<tessera::v1::ControllerMessage> inbox_;
   bool reader_done_ = false;
   bool woken_ = false;
+  bool poll_all_ = false;              // a Wake() asked for a check of every running job
+  std::vector<uint64_t> ended_;        // WakeFor() ids not handled yet
   std::vector<tessera::v1::NodeMessage> pending_;  // replies produced by Apply (loop thread)
 };
 

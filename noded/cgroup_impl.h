@@ -22,6 +22,9 @@ class CgroupV1 final : public CgroupManager {
   std::string Dir(const std::string& ctrl, const std::string& name) const;
   bool Has(const std::string& ctrl) const { return m_.v1.count(ctrl) > 0; }
   Status MakeDirs(const std::string& ctrl, const std::string& name);
+  // Creates only the leaf in every hierarchy (parents made on demand); kAlreadyExists when a
+  // leaf is there already (a stale cgroup of a dead job).
+  Status MakeLeaves(const CgroupSpec& spec);
   Status ApplyLimits(const CgroupSpec& spec);
   CgroupMounts m_;
 };

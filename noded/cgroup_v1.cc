@@ -20,6 +20,14 @@ std::string Trim(std::string s) {
   return s;
 }
 
+// With the root cpuset balancing all CPUs (the default) a job cpuset's own sched_load_balance
+// changes nothing about scheduling, but while it is 1 the kernel rebuilds the scheduler domains
+// on every cpuset.cpus write and at rmdir (milliseconds of CPU per job). Set while cpus is
+// still empty, so this write itself triggers no rebuild either. Best effort.
+void NoSchedDomainRebuilds(const std::string& dir) {
+  (void)WriteCgroupFile(dir + "/cpuset.sched_load_balance", "0");
+}
+
 void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 }  // namespace
@@ -41,6 +49,7 @@ Status CgroupV1::MakeDirs(const std::string& ctrl, const std::string& name) {
     if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
       return Internal("cannot create cgroup " + path + ": " + std::strerror(errno));
     if (ctrl == "cpuset") {
+      if (next == name.size()) NoSchedDomainRebuilds(path);
       for (const char* f : {"cpuset.cpus", "cpuset.mems"}) {
         auto cur = ReadCgroupFile(path + "/" + f);
         if (cur.ok() && !Trim(*cur).empty()) continue;
@@ -76,18 +85,47 @@ Status CgroupV1::ApplyLimits(const CgroupSpec& s) {
   return Status::Ok();
 }
 
-Status CgroupV1::Create(const CgroupSpec& s) {
-  (void)KillAll(s.name);  // a stale cgroup of the same name (a dead job's) would keep its limits
-  (void)Remove(s.name);
+Status CgroupV1::MakeLeaves(const CgroupSpec& s) {
   for (const char* c : kV1Controllers) {
     if (!Has(c)) continue;
-    Status st = MakeDirs(c, s.name);
-    if (!st.ok()) {
-      (void)Remove(s.name);
-      return st;
+    std::string leaf = Dir(c, s.name);
+    if (::mkdir(leaf.c_str(), 0755) == 0) {
+      if (std::string(c) != "cpuset") continue;
+      NoSchedDomainRebuilds(leaf);
+      // A new v1 cpuset cgroup starts empty; cpus come from the spec (ApplyLimits) or the parent.
+      // The parent may itself be brand new (a concurrent stepd made it and has not filled it
+      // yet): then fill the whole chain as the first job does.
+      std::string parent = leaf.substr(0, leaf.rfind('/'));
+      auto cpus = ReadCgroupFile(parent + "/cpuset.cpus");
+      auto mems = ReadCgroupFile(parent + "/cpuset.mems");
+      if (!cpus.ok() || !mems.ok() || Trim(*cpus).empty() || Trim(*mems).empty()) {
+        TESSERA_RETURN_IF_ERROR(MakeDirs(c, s.name));
+        continue;
+      }
+      TESSERA_RETURN_IF_ERROR(WriteCgroupFile(leaf + "/cpuset.mems", Trim(*mems)));
+      if (s.cpus.empty())
+        TESSERA_RETURN_IF_ERROR(WriteCgroupFile(leaf + "/cpuset.cpus", Trim(*cpus)));
+      continue;
     }
+    if (errno == EEXIST) return AlreadyExists("cgroup " + leaf + " exists");
+    if (errno != ENOENT)
+      return Internal("cannot create cgroup " + leaf + ": " + std::strerror(errno));
+    TESSERA_RETURN_IF_ERROR(MakeDirs(c, s.name));  // the first job: parents are missing
   }
-  Status st = ApplyLimits(s);
+  return Status::Ok();
+}
+
+Status CgroupV1::Create(const CgroupSpec& s) {
+  Status st = MakeLeaves(s);
+  if (st.code() == Code::kAlreadyExists) {
+    // A stale cgroup of the same name (a dead job's) would keep its limits and processes.
+    (void)KillAll(s.name);
+    (void)Remove(s.name);
+    st = Status::Ok();
+    for (const char* c : kV1Controllers)
+      if (st.ok() && Has(c)) st = MakeDirs(c, s.name);
+  }
+  if (st.ok()) st = ApplyLimits(s);
   if (!st.ok()) (void)Remove(s.name);
   return st;
 }

@@ -82,11 +82,13 @@ Status JobManager::Recover() {
 Status JobManager::PrepareJobDir(const v1::LaunchJob& l) {
   uint64_t id = l.job_id();
   TESSERA_RETURN_IF_ERROR(spool_.CreateJobDir(id));
-  TESSERA_RETURN_IF_ERROR(WriteFileAtomic(spool_.LaunchFile(id), l.SerializeAsString()));
+  TESSERA_RETURN_IF_ERROR(WriteFileAtomic(spool_.LaunchFile(id), l.SerializeAsString(),
+                                          Durability::kProcessCrash));
   if (planner_) {
     JobIsolation iso = planner_->Plan(l);
     TESSERA_RETURN_IF_ERROR(
-        WriteFileAtomic(spool_.JobDir(id) + "/isolation", FormatJobIsolation(iso)));
+        WriteFileAtomic(spool_.JobDir(id) + "/isolation", FormatJobIsolation(iso),
+                        Durability::kProcessCrash));
     if (!iso.cgroup_root.empty())
       log_("job " + std::to_string(id) + ": cores " + iso.cgroup.cpus + ", memory limit " +
            std::to_string(iso.cgroup.memory_bytes >> 20) + " MiB");
@@ -173,15 +175,18 @@ void JobManager::Ack(uint64_t id) {
 void JobManager::Poll() {
   std::vector<uint64_t> ids;
   for (const auto& [id, pid] : running_) ids.push_back(id);
-  for (uint64_t id : ids) {
-    JobStatus st;
-    switch (ClassifyJob(spool_, probe_, id, &st)) {
-      case JobDirState::kRunning: break;
-      case JobDirState::kFinished: Finish(id, st); break;
-      case JobDirState::kLost:
-        Fail(id, "tessera-stepd for job " + std::to_string(id) + " was lost");
-        break;
-    }
+  for (uint64_t id : ids) PollJob(id);
+}
+
+void JobManager::PollJob(uint64_t id) {
+  if (!running_.count(id)) return;
+  JobStatus st;
+  switch (ClassifyJob(spool_, probe_, id, &st)) {
+    case JobDirState::kRunning: break;
+    case JobDirState::kFinished: Finish(id, st); break;
+    case JobDirState::kLost:
+      Fail(id, "tessera-stepd for job " + std::to_string(id) + " was lost");
+      break;
   }
 }
 

@@ -48,6 +48,8 @@ class JobManager {
   void Ack(uint64_t job_id);
   // Checks every running job for a status file or a dead stepd.
   void Poll();
+  // The same for one job (stepd's notification names it); not running here: nothing.
+  void PollJob(uint64_t job_id);
 
   std::vector<uint64_t> Running() const;
   std::vector<tessera::v1::JobFinished> Unacked() const;

@@ -79,7 +79,9 @@ Result<JobStatus> ParseJobStatus(const std::string& text, const std::string& whe
   return s;
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& contents) {
+Status WriteFileAtomic(const std::string& path, const std::string& contents,
+                       Durability durability) {
+  bool sync = durability == Durability::kPowerLoss;
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create", tmp);
@@ -94,13 +96,14 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
     }
     off += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (sync && ::fsync(fd) != 0) {
     Status st = Errno("cannot fsync", tmp);
     ::close(fd);
     return st;
   }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename to", path);
+  if (!sync) return Status::Ok();
   int dfd = ::open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
@@ -110,7 +113,7 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents) {
 }
 
 Status WriteStatusFile(const std::string& path, const JobStatus& s) {
-  return WriteFileAtomic(path, FormatJobStatus(s));
+  return WriteFileAtomic(path, FormatJobStatus(s), Durability::kProcessCrash);
 }
 
 Result<JobStatus> ReadStatusFile(const std::string& path) {

@@ -29,8 +29,17 @@ std::string FormatJobStatus(const JobStatus& s);
 // `where` names the source in error messages (a path).
 Result<JobStatus> ParseJobStatus(const std::string& text, const std::string& where);
 
-// Atomically replaces `path` with `contents` (mode 0644).
-Status WriteFileAtomic(const std::string& path, const std::string& contents);
+// Whether WriteFileAtomic also forces the data to disk (fsync of the file and its directory).
+// The job spool only has to survive the death of noded or stepd (the page cache keeps it), not
+// of the kernel: a node that crashes loses its jobs anyway and ctld's durable state decides
+// (NODE_FAIL / requeue), so spool files use kProcessCrash and a launch does not wait for disk.
+enum class Durability { kProcessCrash, kPowerLoss };
+
+// Atomically replaces `path` with `contents` (mode 0644): readers see the old or the new file,
+// never a partial one, whatever process dies when.
+Status WriteFileAtomic(const std::string& path, const std::string& contents,
+                       Durability durability = Durability::kPowerLoss);
+// The job's status file (spool: Durability::kProcessCrash).
 Status WriteStatusFile(const std::string& path, const JobStatus& s);
 // kNotFound when the file does not exist.
 Result<JobStatus> ReadStatusFile(const std::string& path);

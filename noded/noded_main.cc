@@ -236,7 +236,8 @@ int Main(int argc, char** argv) {
 
   StepdArgs sargs{StepdPathNextToSelf(), flags.node, cfg->cluster_name, spool.NotifySocket(), {}};
   for (const auto& g : desc->gpus) sargs.gpu_uuids.push_back(g.uuid);
-  OsStepdControl control(sargs);
+  ZygoteStepdControl control(sargs);
+  if (Status z = control.Prestart(); !z.ok()) Log(z.message() + " (stepd is exec'd per job)");
   ProcStepdProbe probe;
   SystemClock clock;
   IsolationPlanner planner(MakeIsolationFacts(flags.node, *settings, *desc, spool.root()),
@@ -251,7 +252,7 @@ int Main(int argc, char** argv) {
   std::atomic<bool> stop{false};
   std::thread notifier([&] {
     while (!stop) {
-      if (ReceiveNotify(*notify_fd, 500) != 0) agent.Wake();
+      if (uint64_t id = ReceiveNotify(*notify_fd, 500); id != 0) agent.WakeFor(id);
     }
   });
   std::thread signals([&] {

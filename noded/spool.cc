@@ -61,8 +61,35 @@ pid_t Spool::ReadPid(uint64_t id) const {
   return static_cast<pid_t>(pid);
 }
 
+Result<uint64_t> ProcessStartTime(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!in || !std::getline(in, text)) return NotFound("no process " + std::to_string(pid));
+  size_t paren = text.rfind(')');  // the command name may hold spaces and parentheses
+  std::string where = "/proc/" + std::to_string(pid) + "/stat";
+  if (paren == std::string::npos) return Internal("unreadable " + where);
+  std::istringstream fields(text.substr(paren + 1));
+  std::string state, skip;
+  fields >> state;  // field 3
+  for (int i = 4; i < 22 && fields >> skip;) ++i;
+  uint64_t start = 0;
+  if (!(fields >> start)) return Internal("unreadable " + where);
+  if (state == "Z" || state == "X")
+    return NotFound("process " + std::to_string(pid) + " has exited");
+  return start;
+}
+
 bool ProcStepdProbe::IsStepdAlive(pid_t pid, const std::string& job_dir) const {
   if (pid <= 0) return false;
+  {
+    std::ifstream pf(job_dir + "/stepd.pid");
+    long long recorded_pid = 0;
+    uint64_t recorded_start = 0;
+    if (pf >> recorded_pid && recorded_pid == pid && pf >> recorded_start) {
+      auto start = ProcessStartTime(pid);
+      return start.ok() && *start == recorded_start;
+    }
+  }
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
   if (!in) return false;
   std::stringstream ss;

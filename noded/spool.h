@@ -5,7 +5,9 @@
 //   <spool>/job.<id>/             one directory per job noded knows (running or unacked)
 //       launch.pb                 the serialized tessera.v1.LaunchJob (written by noded)
 //       script                    the batch script (owner: the job's uid, mode 0700)
-//       stepd.pid                 pid of the detached tessera-stepd (written by stepd)
+//       stepd.pid                 "<pid> <start time>" of the detached tessera-stepd (written by
+//                                 stepd; start time = field 22 of /proc/<pid>/stat; older
+//                                 stepds wrote the pid alone)
 //       stepd.log                 stepd's own diagnostics
 //       status                    written atomically by stepd (or noded) when the job ended
 //
@@ -47,6 +49,10 @@ class Spool {
   std::string root_;
 };
 
+// Start time (clock ticks since boot, field 22 of /proc/<pid>/stat) of a live, non-zombie
+// process; an error when there is none.
+Result<uint64_t> ProcessStartTime(pid_t pid);
+
 // Says whether `pid` is a live tessera-stepd serving job directory `job_dir`.
 class StepdProbe {
  public:
@@ -54,7 +60,11 @@ class StepdProbe {
   virtual bool IsStepdAlive(pid_t pid, const std::string& job_dir) const = 0;
 };
 
-// /proc/<pid>/cmdline: argv[0]'s basename is tessera-stepd and one argument is `job_dir`.
+// When `job_dir`/stepd.pid records a start time for `pid`: the process exists, is no zombie and
+// started at that time (/proc/<pid>/stat) -- a stepd forked by the stepd zygote shares the
+// zygote's command line, and a reused pid has another start time. Otherwise (a pid file without
+// a start time): /proc/<pid>/cmdline: argv[0]'s basename is tessera-stepd and one argument is
+// `job_dir`.
 class ProcStepdProbe final : public StepdProbe {
  public:
   bool IsStepdAlive(pid_t pid, const std::string& job_dir) const override;

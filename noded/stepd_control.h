@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,36 @@ class OsStepdControl final : public StepdControl {
 
  private:
   StepdArgs args_;
+};
+
+// Starts stepds through one long-lived `tessera-stepd --zygote` (a child of noded, started on
+// first use and again when it died): the zygote forks each job's daemon without an exec, which
+// saves loading the program, its libraries and the NSS modules for every job. Anything wrong with
+// the zygote (it cannot be started, or dies mid-request twice) falls back to `fallback`, the
+// exec per job. Thread-safe.
+class ZygoteStepdControl final : public StepdControl {
+ public:
+  explicit ZygoteStepdControl(StepdArgs args) : args_(args), fallback_(std::move(args)) {}
+  ~ZygoteStepdControl() override;
+  // Starts the zygote now (noded's start), so the first job does not wait for it.
+  Status Prestart();
+  Status Start(uint64_t job_id, const std::string& job_dir) override;
+  Status Cancel(pid_t stepd_pid) override { return fallback_.Cancel(stepd_pid); }
+  Status Forward(pid_t stepd_pid, int signal) override {
+    return fallback_.Forward(stepd_pid, signal);
+  }
+
+ private:
+  Status Spawn();
+  void Reap();
+  // One request/answer with the running zygote; kUnavailable when it is gone.
+  Status Ask(uint64_t job_id, const std::string& job_dir);
+
+  StepdArgs args_;
+  OsStepdControl fallback_;
+  std::mutex mu_;
+  int sock_ = -1;
+  pid_t pid_ = -1;
 };
 
 // The tessera-stepd next to the running executable (/proc/self/exe).

@@ -2,6 +2,11 @@
 // Runs the batch job described by DIR/launch.pb (isolated as DIR/isolation says, when present)
 // and records how it ended in DIR/status.
 //
+// tessera-stepd --zygote --node NAME [--cluster NAME] [--notify SOCKET] [--gpu-uuids U,...]
+// (noded starts one, fd 3 a SOCK_SEQPACKET socket to it): forks one daemon per job directory it
+// is sent (no exec per job) and answers "OK" or "ERR <message>"; exits when noded closes the
+// socket. The daemons are the same as below and outlive it.
+//
 // Started by tessera-noded (which waits for this first process to exit): it reads launch.pb
 // (errors on stderr, exit 2), then detaches: the daemon child starts a new session, writes
 // DIR/stepd.pid, redirects its own output to DIR/stepd.log and tells the first process, which
@@ -9,11 +14,19 @@
 // to the --notify socket (best effort) and exits. Killing noded never touches it.
 // Control: SIGTERM = cancel; SIGUSR1 with a sigqueue value N = forward signal N to the job.
 #include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <ctime>
@@ -23,17 +36,20 @@
 #include "noded/job_status.h"
 #include "noded/log.h"
 #include "noded/notify_socket.h"
+#include "noded/spool.h"
 
 namespace tessera::noded {
 namespace {
 
 constexpr char kUsage[] =
     "usage: tessera-stepd --job-dir DIR --node NAME [--cluster NAME] [--notify SOCKET]"
-    " [--gpu-uuids UUID,...]\n";
+    " [--gpu-uuids UUID,...]\n"
+    "       tessera-stepd --zygote --node NAME [--cluster NAME] [--notify SOCKET] (fd 3: noded)\n";
 
 struct Flags {
   std::string job_dir, notify;
   NodeFacts node;
+  bool zygote = false;
 };
 
 void Log(const std::string& m) { LogLine("tessera-stepd", m); }
@@ -50,6 +66,10 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
   f->node.cluster_name = "tessera";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--zygote") {
+      f->zygote = true;
+      continue;
+    }
     if (i + 1 >= argc) return false;
     std::string v = argv[++i];
     if (a == "--job-dir") f->job_dir = v;
@@ -59,29 +79,45 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     else if (a == "--gpu-uuids") f->node.gpu_uuids = SplitCommas(v);
     else return false;
   }
-  return !f->job_dir.empty() && !f->node.node_name.empty();
+  return (f->zygote || !f->job_dir.empty()) && !f->node.node_name.empty();
 }
 
-// Forks the daemon. Returns in the daemon only; the first process exits here.
-void Daemonize(const std::string& job_dir) {
-  int ready[2];
-  if (::pipe2(ready, O_CLOEXEC) != 0) {
+// Reads DIR/launch.pb; "" on success, else the error line.
+std::string ReadLaunch(const std::string& job_dir, tessera::v1::LaunchJob* launch) {
+  std::string launch_path = job_dir + "/launch.pb";
+  std::ifstream in(launch_path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!in || !launch->ParseFromString(ss.str()))
+    return "tessera-stepd: cannot read a LaunchJob from " + launch_path;
+  return "";
+}
+
+// Forks the supervising daemon: in the child (return 0) a new session with its output in
+// DIR/stepd.log and "<pid> <start time>" in DIR/stepd.pid; the parent (return the pid, or -1)
+// learns through *ready whether the child got that far.
+pid_t ForkSupervisor(const std::string& job_dir, bool* ready) {
+  *ready = false;
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
     std::perror("tessera-stepd: pipe");
-    ::_exit(1);
+    return -1;
   }
   pid_t pid = ::fork();
   if (pid < 0) {
     std::perror("tessera-stepd: fork");
-    ::_exit(1);
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    return -1;
   }
   if (pid > 0) {
-    ::close(ready[1]);
+    ::close(pipefd[1]);
     char c = 0;
-    bool ok = ::read(ready[0], &c, 1) == 1 && c == 'R';
-    if (!ok) std::fprintf(stderr, "tessera-stepd: the detached stepd did not start\n");
-    ::_exit(ok ? 0 : 1);
+    *ready = ::read(pipefd[0], &c, 1) == 1 && c == 'R';
+    ::close(pipefd[0]);
+    return pid;
   }
-  ::close(ready[0]);
+  ::close(pipefd[0]);
   ::setsid();
   ::umask(022);
   std::string log_path = job_dir + "/stepd.log";
@@ -90,7 +126,10 @@ void Daemonize(const std::string& job_dir) {
     std::fprintf(stderr, "tessera-stepd: cannot open %s: %m\n", log_path.c_str());
     ::_exit(1);
   }
-  Status st = WriteFileAtomic(job_dir + "/stepd.pid", std::to_string(::getpid()) + "\n");
+  auto start = ProcessStartTime(::getpid());
+  std::string pid_line = std::to_string(::getpid()) +
+                         (start.ok() ? " " + std::to_string(*start) : std::string()) + "\n";
+  Status st = WriteFileAtomic(job_dir + "/stepd.pid", pid_line, Durability::kProcessCrash);
   if (!st.ok()) {
     std::fprintf(stderr, "tessera-stepd: %s\n", st.message().c_str());
     ::_exit(1);
@@ -101,29 +140,15 @@ void Daemonize(const std::string& job_dir) {
   ::dup2(logfd, 2);
   if (devnull > 2) ::close(devnull);
   ::close(logfd);
-  ssize_t n = ::write(ready[1], "R", 1);
+  ssize_t n = ::write(pipefd[1], "R", 1);
   (void)n;
-  ::close(ready[1]);
+  ::close(pipefd[1]);
   if (::chdir("/") != 0) Log("cannot chdir to /");
+  return 0;
 }
 
-int Main(int argc, char** argv) {
-  Flags f;
-  if (!ParseFlags(argc, argv, &f)) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
-  std::string launch_path = f.job_dir + "/launch.pb";
-  std::ifstream in(launch_path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  tessera::v1::LaunchJob launch;
-  if (!in || !launch.ParseFromString(ss.str())) {
-    std::fprintf(stderr, "tessera-stepd: cannot read a LaunchJob from %s\n", launch_path.c_str());
-    return 2;
-  }
-  BlockJobSignals();  // before the pid file exists, so an early cancel is queued, not fatal
-  Daemonize(f.job_dir);
+// The daemon's work: runs the job, records its end in DIR/status, notifies noded.
+int Supervise(const Flags& f, const tessera::v1::LaunchJob& launch) {
   Log("job " + std::to_string(launch.job_id()) + ": supervising");
   JobRunOptions opts{f.node, f.job_dir + "/script", &Log};
   // noded's isolation plan (cgroup, HCAs); absent when noded runs without cgroups.
@@ -159,6 +184,92 @@ int Main(int argc, char** argv) {
     if (Status n = SendNotify(f.notify, launch.job_id()); !n.ok()) Log(n.message());
   }
   return 0;
+}
+
+// Zygote: one request per job, the job directory as one SOCK_SEQPACKET message on fd 3; starts
+// the job's daemon (forked, not exec'd) and answers "OK" or "ERR <why>".
+std::string StartFromZygote(Flags f, const std::string& job_dir, int sock, int sfd) {
+  tessera::v1::LaunchJob launch;
+  if (std::string err = ReadLaunch(job_dir, &launch); !err.empty()) return "ERR " + err;
+  f.job_dir = job_dir;
+  bool ready = false;
+  pid_t pid = ForkSupervisor(job_dir, &ready);
+  if (pid == 0) {
+    ::close(sock);
+    ::close(sfd);
+    int rc = Supervise(f, launch);
+    std::fflush(nullptr);
+    ::_exit(rc);
+  }
+  if (pid < 0) return std::string("ERR tessera-stepd: fork: ") + std::strerror(errno);
+  return ready ? "OK" : "ERR tessera-stepd: the detached stepd did not start";
+}
+
+// Loads what every job needs once (NSS modules for the user/group lookups, the time zone), so
+// the forked daemons do not each load them again.
+void WarmUp() {
+  passwd pwd{}, *pw = nullptr;
+  std::vector<char> buf(16384);
+  if (getpwuid_r(0, &pwd, buf.data(), buf.size(), &pw) == 0 && pw) {
+    gid_t groups[64];
+    int n = 64;
+    (void)::getgrouplist(pw->pw_name, pw->pw_gid, groups, &n);
+  }
+  Log("zygote pid " + std::to_string(::getpid()) + " ready");
+}
+
+int RunZygote(const Flags& f) {
+  const int sock = 3;
+  BlockJobSignals();
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, s);
+  int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) return std::perror("tessera-stepd: signalfd"), 1;
+  if (::chdir("/") != 0) Log("cannot chdir to /");
+  WarmUp();
+  for (;;) {
+    pollfd p[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0 && errno != EINTR) return 1;
+    if (p[1].revents) {
+      signalfd_siginfo si{};
+      while (::read(sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
+        if (si.ssi_signo != SIGCHLD) return 0;
+      int st = 0;
+      while (::waitpid(-1, &st, WNOHANG) > 0) {
+      }
+    }
+    if (p[0].revents) {
+      char buf[4096];
+      ssize_t n = ::recv(sock, buf, sizeof buf, 0);
+      if (n <= 0) return 0;  // noded is gone; running jobs keep their daemons
+      std::string reply = StartFromZygote(f, std::string(buf, static_cast<size_t>(n)), sock, sfd);
+      if (::send(sock, reply.data(), reply.size(), MSG_NOSIGNAL) < 0) return 0;
+    }
+  }
+}
+
+int Main(int argc, char** argv) {
+  Flags f;
+  if (!ParseFlags(argc, argv, &f)) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  if (f.zygote) return RunZygote(f);
+  tessera::v1::LaunchJob launch;
+  if (std::string err = ReadLaunch(f.job_dir, &launch); !err.empty()) {
+    std::fprintf(stderr, "%s\n", err.c_str());
+    return 2;
+  }
+  BlockJobSignals();  // before the pid file exists, so an early cancel is queued, not fatal
+  bool ready = false;
+  pid_t pid = ForkSupervisor(f.job_dir, &ready);
+  if (pid != 0) {
+    if (pid > 0 && !ready)
+      std::fprintf(stderr, "tessera-stepd: the detached stepd did not start\n");
+    ::_exit(pid > 0 && ready ? 0 : 1);
+  }
+  return Supervise(f, launch);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // RDMA discovery on a fake sysfs tree and GPU-NIC affinity.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -196,4 +198,49 @@ TEST_CASE("RDMA discovery from a fake sysfs tree and GPU-NIC affinity") {
   CHECK(ChooseHcas({}, *ports).size() == 3);
   CHECK(DiscoverRdma((root / "nothing").string())->empty());
   fs::remove_all(root);
+}
+
+// A job's cpuset under a parent another stepd has just created but not filled yet (the first
+// jobs of a node start concurrently): Create must fill the chain, not copy the empty parent.
+TEST_CASE("cgroup v1: a job cpuset under a parent with empty cpus/mems still gets both") {
+  CgroupMounts m = DetectCgroupsOnHost("/sys/fs/cgroup");
+  if (::geteuid() != 0 || m.mode != CgroupMode::kV1 || !m.v1.count("cpuset")) {
+    WARN("SKIPPED: needs root and a cgroup v1 cpuset hierarchy");
+    return;
+  }
+  auto read = [](const std::string& p) {
+    std::ifstream in(p);
+    std::string s;
+    std::getline(in, s);
+    return s;
+  };
+  std::string top = "tessera-unit-" + std::to_string(::getpid());
+  std::string root = m.v1.at("cpuset");
+  REQUIRE(std::filesystem::create_directories(root + "/" + top + "/parent"));
+  CHECK(read(root + "/" + top + "/parent/cpuset.mems").empty());
+  auto cg = MakeCgroupManager(m);
+  REQUIRE(cg);
+  CgroupSpec spec;
+  spec.name = top + "/parent/job_1";
+  spec.cpus = "0";
+  Status st = cg->Create(spec);
+  CHECK(st.ok());
+  CHECK(read(root + "/" + spec.name + "/cpuset.cpus") == "0");
+  CHECK(!read(root + "/" + spec.name + "/cpuset.mems").empty());
+  CHECK(!read(root + "/" + top + "/parent/cpuset.cpus").empty());
+  CHECK(read(root + "/" + spec.name + "/cpuset.sched_load_balance") == "0");
+  // A second job: the fast path (parents complete).
+  CgroupSpec second = spec;
+  second.name = top + "/parent/job_2";
+  second.cpus = "";
+  CHECK(cg->Create(second).ok());
+  CHECK(read(root + "/" + second.name + "/cpuset.cpus") ==
+        read(root + "/" + top + "/parent/cpuset.cpus"));
+  CHECK(cg->Remove(spec.name).ok());
+  CHECK(cg->Remove(second.name).ok());
+  for (const char* c : {"cpuset", "memory", "devices", "pids", "freezer"}) {
+    if (!m.v1.count(c)) continue;
+    ::rmdir((m.v1.at(c) + "/" + top + "/parent").c_str());
+    ::rmdir((m.v1.at(c) + "/" + top).c_str());
+  }
 }

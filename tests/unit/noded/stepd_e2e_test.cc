@@ -313,3 +313,49 @@ TEST_CASE("noded's job manager with the real stepd: launch, finish, survive, los
   std::string jobpid = ReadAll(job.workdir + "/jobpid");
   CHECK(kill(static_cast<pid_t>(std::stol(jobpid)), SIGKILL) == 0);
 }
+
+TEST_CASE("stepd zygote: forked daemons run jobs as the user and outlive the zygote") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 110);
+  auto l = job.Launch("#!/bin/sh\necho \"zygote $(id -un)\"\nsleep 1\n");
+  job.Write(l);
+  pid_t first = 0;
+  {
+    ZygoteStepdControl control(job.Args());
+    REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+    first = job.spool.ReadPid(l.job_id());
+    REQUIRE(first > 0);
+    // stepd.pid records the start time; the daemon's command line is the zygote's.
+    std::string pidfile = ReadAll(job.spool.PidFile(l.job_id()));
+    auto start = ProcessStartTime(first);
+    REQUIRE(start.ok());
+    CHECK(pidfile == std::to_string(first) + " " + std::to_string(*start) + "\n");
+    std::string cmdline = ReadAll("/proc/" + std::to_string(first) + "/cmdline");
+    CHECK(cmdline.find("--zygote") != std::string::npos);
+    CHECK(ProcStepdProbe().IsStepdAlive(first, job.spool.JobDir(l.job_id())));
+    // A second job through the same zygote, and a bad job directory: an error, no daemon.
+    JobSetup other(user, 111);
+    auto bad = control.Start(111, other.spool.JobDir(111));
+    CHECK(!bad.ok());
+    CHECK(bad.message().find("cannot read a LaunchJob") != std::string::npos);
+  }  // the zygote exits with its control; the running daemon does not
+  CHECK(ProcStepdProbe().IsStepdAlive(first, job.spool.JobDir(l.job_id())));
+  JobStatus st = job.WaitStatus(20);
+  CHECK(st.state == JobState::kCompleted);
+  CHECK(job.Output() == "zygote tessera-test\n");
+  std::string dir = job.spool.JobDir(l.job_id());
+  CHECK(WaitFor([&] { return !ProcStepdProbe().IsStepdAlive(first, dir); }, 5));
+}
+
+TEST_CASE("stepd probe: a recorded start time must match") {
+  ScratchDir d;
+  pid_t self = getpid();
+  auto start = ProcessStartTime(self);
+  REQUIRE(start.ok());
+  WriteAll(d.path() + "/stepd.pid", std::to_string(self) + " " + std::to_string(*start + 1) + "\n");
+  CHECK(!ProcStepdProbe().IsStepdAlive(self, d.path()));
+  WriteAll(d.path() + "/stepd.pid", std::to_string(self) + " " + std::to_string(*start) + "\n");
+  CHECK(ProcStepdProbe().IsStepdAlive(self, d.path()));
+  CHECK(!ProcessStartTime(0x7ffffff0).ok());
+}
