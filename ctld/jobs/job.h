@@ -42,12 +42,12 @@ struct JobSpec {
   std::vector<std::string> argv;
   std::string workdir;
   // The environment (common/env_block.h). Not described: it is moved to the JobPayload at submit.
-  std::string env_block;
+  SparseString env_block;
   std::string stdout_pattern;
   SparseString stderr_pattern;
-  std::string partition;  // as requested ("" = default)
+  SparseString partition;  // as requested ("" = default)
   SparseString qos;
-  std::string account;
+  SparseString account;
   std::vector<TaskGroupSpec> task_groups;
   uint32_t gang_min = 0;
   uint32_t nodes_min = 0;

@@ -79,8 +79,10 @@ JobSpec FromProto(const v1::JobSpec& p) {
   s.script = p.script();
   s.argv.assign(p.argv().begin(), p.argv().end());
   s.workdir = p.workdir();
-  for (const auto& [k, v] : p.env()) EnvBlockSet(&s.env_block, k, v);
-  s.env_block.append(p.env_block());  // its entries come later, so they win
+  std::string env;
+  for (const auto& [k, v] : p.env()) EnvBlockSet(&env, k, v);
+  env.append(p.env_block());  // its entries come later, so they win
+  s.env_block = std::move(env);
   s.stdout_pattern = p.stdout_pattern();
   s.stderr_pattern = p.stderr_pattern();
   s.partition = p.partition();
