@@ -93,7 +93,9 @@ uint64_t JobManager::Submit(JobRecord draft, std::function<void(Result<uint64_t>
   draft.submit_time = clock_->Now();
   draft.eligible_time = draft.submit_time;
   draft.state = static_cast<int>(JobState::kPending);
-  draft.reason = draft.spec.hold ? "JobHeldUser" : "Priority";
+  // As Slurm: a job with a dependency shows (Dependency) from the start, not only after the
+  // next scheduling cycle (cycles under load are at least 10 ms apart).
+  draft.reason = draft.spec.hold ? "JobHeldUser" : !draft.spec.dependency.empty() ? "Dependency" : "Priority";
   draft.held = draft.spec.hold;
   JobPayload payload{std::move(draft.spec.script), std::move(draft.spec.env_block)};
   draft.spec.script.clear();
