@@ -16,6 +16,8 @@
 namespace tessera::ctld::rpc {
 namespace wire = tessera::rpc::local;
 
+constexpr size_t kMaxConnections = 256;  // served at once; more are closed at once
+
 Result<std::unique_ptr<LocalServer>> LocalServer::Start(const std::string& path,
                                                         v1::Controller::Service* service) {
   sockaddr_un addr{};
@@ -111,6 +113,11 @@ void LocalServer::AcceptLoop() {
     }
     if (fd < 0) {
       if (errno != EINTR && errno != ECONNABORTED) Log(std::string("local socket: accept: ") + strerror(errno));
+      continue;
+    }
+    if (open_.size() >= kMaxConnections) {  // a local flood must not exhaust ctld's threads
+      close(fd);
+      Log("local socket: refusing a connection: " + std::to_string(kMaxConnections) + " already open");
       continue;
     }
     open_.insert(fd);

@@ -6,7 +6,8 @@
 // gRPC-only.
 //
 // One thread accepts; each connection is served by its own short-lived thread, calls one after
-// another. Destruction stops accepting, shuts every open connection down, waits for their
+// another; at most 256 connections are served at once (more are closed and logged), and a
+// connection silent for 60 s is closed. Destruction stops accepting, shuts every open connection down, waits for their
 // threads and removes the socket file.
 #include <grpcpp/grpcpp.h>
 

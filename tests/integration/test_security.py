@@ -5,7 +5,7 @@ import subprocess
 import grpc
 import pytest
 
-from harness import ROOT, BUILD
+from harness import BUILD, ROOT, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +165,25 @@ def test_submit_jobs_answers_each_spec(cluster, stubs):
     broken.specs[0].task_groups.add(name="main", count=1)
     resp = stub.SubmitJobs(broken, metadata=[("x-tessera-munge", cred(cluster))])
     assert resp.results[0].code == 3 and "NOEQUALS" in resp.results[0].error
+
+
+def test_local_socket_caps_open_connections(cluster):
+    import socket
+    held = []
+    try:
+        for _ in range(256):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(local_socket(cluster))
+            held.append(s)
+        extra = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        extra.settimeout(10)
+        extra.connect(local_socket(cluster))
+        assert extra.recv(16) == b""  # closed at once: 256 are already being served
+        extra.close()
+        log = open(os.path.join(cluster.dir, "ctld.log")).read()
+        assert "local socket: refusing a connection: 256 already open" in log
+    finally:
+        for s in held:
+            s.close()
+    wait_for(lambda: cluster.run(["tcontrol", "ping"], check=False).returncode == 0,
+             what="the controller to answer on its socket again")
