@@ -1,8 +1,8 @@
 #include "cli/lib/batch_request.h"
-#include "common/env_block.h"
 
 #include "cli/lib/batch_script.h"
 #include "cli/lib/text_util.h"
+#include "common/env_block.h"
 
 namespace tessera::cli {
 namespace {

@@ -40,22 +40,7 @@ Result<Resp> GrpcControllerApi::Call(Method method, const Req& req) {
     return Call<pb::Req, pb::Resp>(&pb::Controller::Stub::Name, req);  \
   }
 
-TESSERA_CLI_RPC(SubmitJob, SubmitJobRequest, SubmitJobResponse)
-TESSERA_CLI_RPC(GetJob, GetJobRequest, JobInfo)
-TESSERA_CLI_RPC(ListJobs, ListJobsRequest, ListJobsResponse)
-TESSERA_CLI_RPC(UpdateJob, UpdateJobRequest, UpdateJobResponse)
-TESSERA_CLI_RPC(CancelJob, CancelJobRequest, CancelJobResponse)
-TESSERA_CLI_RPC(ListNodes, ListNodesRequest, ListNodesResponse)
-TESSERA_CLI_RPC(UpdateNode, UpdateNodeRequest, UpdateNodeResponse)
-TESSERA_CLI_RPC(ListPartitions, ListPartitionsRequest, ListPartitionsResponse)
-TESSERA_CLI_RPC(Reconfigure, ReconfigureRequest, ReconfigureResponse)
-TESSERA_CLI_RPC(QueryAccounting, QueryAccountingRequest, QueryAccountingResponse)
-TESSERA_CLI_RPC(Ping, PingRequest, PingResponse)
-TESSERA_CLI_RPC(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
-TESSERA_CLI_RPC(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
-TESSERA_CLI_RPC(CreateStep, CreateStepRequest, CreateStepResponse)
-TESSERA_CLI_RPC(CompleteStep, CompleteStepRequest, CompleteStepResponse)
-TESSERA_CLI_RPC(ConfigureMig, ConfigureMigRequest, ConfigureMigResponse)
+TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_CLI_RPC)
 
 #undef TESSERA_CLI_RPC
 

@@ -8,6 +8,7 @@
 
 #include "common/cluster_config.h"
 #include "common/status.h"
+#include "rpc/controller_methods.h"
 #include "rpc/munge_codec.h"
 #include "tessera/v1/controller.grpc.pb.h"
 
@@ -35,6 +36,11 @@ class ControllerApi {
   virtual Result<pb::PingResponse> Ping(const pb::PingRequest& req) = 0;
   virtual Result<pb::GetJobEventsResponse> GetJobEvents(const pb::GetJobEventsRequest& req) = 0;
   virtual Result<pb::DiagnosticsResponse> Diagnostics(const pb::DiagnosticsRequest& req) = 0;
+  // Bulk submission (issue #6); the commands do not use it. Default: kUnimplemented.
+  virtual Result<pb::SubmitJobsResponse> SubmitJobs(const pb::SubmitJobsRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "SubmitJobs is not implemented by " + Target());
+  }
   // trun (issue #4). Not pure so older fakes still compile: the default is kUnimplemented.
   virtual Result<pb::CreateStepResponse> CreateStep(const pb::CreateStepRequest& req) {
     (void)req;
@@ -55,23 +61,7 @@ class GrpcControllerApi final : public ControllerApi {
   GrpcControllerApi(const ClusterConfig& cfg, std::unique_ptr<rpc::CredentialCodec> codec,
                     std::chrono::seconds deadline);
   std::string Target() const override { return target_; }
-  Result<pb::SubmitJobResponse> SubmitJob(const pb::SubmitJobRequest& req) override;
-  Result<pb::JobInfo> GetJob(const pb::GetJobRequest& req) override;
-  Result<pb::ListJobsResponse> ListJobs(const pb::ListJobsRequest& req) override;
-  Result<pb::UpdateJobResponse> UpdateJob(const pb::UpdateJobRequest& req) override;
-  Result<pb::CancelJobResponse> CancelJob(const pb::CancelJobRequest& req) override;
-  Result<pb::ListNodesResponse> ListNodes(const pb::ListNodesRequest& req) override;
-  Result<pb::UpdateNodeResponse> UpdateNode(const pb::UpdateNodeRequest& req) override;
-  Result<pb::ListPartitionsResponse> ListPartitions(const pb::ListPartitionsRequest& req) override;
-  Result<pb::ReconfigureResponse> Reconfigure(const pb::ReconfigureRequest& req) override;
-  Result<pb::QueryAccountingResponse> QueryAccounting(
-      const pb::QueryAccountingRequest& req) override;
-  Result<pb::PingResponse> Ping(const pb::PingRequest& req) override;
-  Result<pb::GetJobEventsResponse> GetJobEvents(const pb::GetJobEventsRequest& req) override;
-  Result<pb::DiagnosticsResponse> Diagnostics(const pb::DiagnosticsRequest& req) override;
-  Result<pb::CreateStepResponse> CreateStep(const pb::CreateStepRequest& req) override;
-  Result<pb::CompleteStepResponse> CompleteStep(const pb::CompleteStepRequest& req) override;
-  Result<pb::ConfigureMigResponse> ConfigureMig(const pb::ConfigureMigRequest& req) override;
+  TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_CONTROLLER_API_OVERRIDE)
 
  private:
   template <typename Req, typename Resp, typename Method>

@@ -37,22 +37,7 @@ Result<Resp> LocalControllerApi::Call(const char* method, const google::protobuf
     return Call<pb::Resp>(#Name, req);                                  \
   }
 
-TESSERA_LOCAL_RPC(SubmitJob, SubmitJobRequest, SubmitJobResponse)
-TESSERA_LOCAL_RPC(GetJob, GetJobRequest, JobInfo)
-TESSERA_LOCAL_RPC(ListJobs, ListJobsRequest, ListJobsResponse)
-TESSERA_LOCAL_RPC(UpdateJob, UpdateJobRequest, UpdateJobResponse)
-TESSERA_LOCAL_RPC(CancelJob, CancelJobRequest, CancelJobResponse)
-TESSERA_LOCAL_RPC(ListNodes, ListNodesRequest, ListNodesResponse)
-TESSERA_LOCAL_RPC(UpdateNode, UpdateNodeRequest, UpdateNodeResponse)
-TESSERA_LOCAL_RPC(ListPartitions, ListPartitionsRequest, ListPartitionsResponse)
-TESSERA_LOCAL_RPC(Reconfigure, ReconfigureRequest, ReconfigureResponse)
-TESSERA_LOCAL_RPC(QueryAccounting, QueryAccountingRequest, QueryAccountingResponse)
-TESSERA_LOCAL_RPC(Ping, PingRequest, PingResponse)
-TESSERA_LOCAL_RPC(GetJobEvents, GetJobEventsRequest, GetJobEventsResponse)
-TESSERA_LOCAL_RPC(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
-TESSERA_LOCAL_RPC(CreateStep, CreateStepRequest, CreateStepResponse)
-TESSERA_LOCAL_RPC(CompleteStep, CompleteStepRequest, CompleteStepResponse)
-TESSERA_LOCAL_RPC(ConfigureMig, ConfigureMigRequest, ConfigureMigResponse)
+TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_LOCAL_RPC)
 
 #undef TESSERA_LOCAL_RPC
 

@@ -17,23 +17,7 @@ class LocalControllerApi final : public ControllerApi {
                                                              std::chrono::seconds deadline);
   ~LocalControllerApi() override;
   std::string Target() const override { return path_; }
-  Result<pb::SubmitJobResponse> SubmitJob(const pb::SubmitJobRequest& req) override;
-  Result<pb::JobInfo> GetJob(const pb::GetJobRequest& req) override;
-  Result<pb::ListJobsResponse> ListJobs(const pb::ListJobsRequest& req) override;
-  Result<pb::UpdateJobResponse> UpdateJob(const pb::UpdateJobRequest& req) override;
-  Result<pb::CancelJobResponse> CancelJob(const pb::CancelJobRequest& req) override;
-  Result<pb::ListNodesResponse> ListNodes(const pb::ListNodesRequest& req) override;
-  Result<pb::UpdateNodeResponse> UpdateNode(const pb::UpdateNodeRequest& req) override;
-  Result<pb::ListPartitionsResponse> ListPartitions(const pb::ListPartitionsRequest& req) override;
-  Result<pb::ReconfigureResponse> Reconfigure(const pb::ReconfigureRequest& req) override;
-  Result<pb::QueryAccountingResponse> QueryAccounting(
-      const pb::QueryAccountingRequest& req) override;
-  Result<pb::PingResponse> Ping(const pb::PingRequest& req) override;
-  Result<pb::GetJobEventsResponse> GetJobEvents(const pb::GetJobEventsRequest& req) override;
-  Result<pb::DiagnosticsResponse> Diagnostics(const pb::DiagnosticsRequest& req) override;
-  Result<pb::CreateStepResponse> CreateStep(const pb::CreateStepRequest& req) override;
-  Result<pb::CompleteStepResponse> CompleteStep(const pb::CompleteStepRequest& req) override;
-  Result<pb::ConfigureMigResponse> ConfigureMig(const pb::ConfigureMigRequest& req) override;
+  TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_CONTROLLER_API_OVERRIDE)
 
  private:
   LocalControllerApi(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}

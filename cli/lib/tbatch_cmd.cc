@@ -5,10 +5,10 @@
 #include <sstream>
 
 #include "cli/lib/batch_request.h"
-#include "common/env_block.h"
 #include "cli/lib/batch_script.h"
 #include "cli/lib/command.h"
 #include "common/duration.h"
+#include "common/env_block.h"
 #include "common/job_state.h"
 
 namespace tessera::cli {

@@ -1,10 +1,9 @@
 #include "ctld/jobs/job_manager.h"
 
-#include "common/env_block.h"
-
 #include <algorithm>
 
 #include "common/array_spec.h"
+#include "common/env_block.h"
 #include "common/filename_pattern.h"
 
 namespace tessera::ctld {

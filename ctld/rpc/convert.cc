@@ -1,7 +1,6 @@
 #include "ctld/rpc/convert.h"
 
 #include "common/env_block.h"
-
 #include "common/filename_pattern.h"
 #include "common/hostlist.h"
 

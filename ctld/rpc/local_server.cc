@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "ctld/log.h"
+#include "rpc/controller_methods.h"
 #include "rpc/grpc_util.h"
 #include "rpc/local_wire.h"
 
@@ -68,23 +69,9 @@ void LocalServer::Add(const char* name,
 LocalServer::LocalServer(std::string path, int listen_fd, v1::Controller::Service* service)
     : path_(std::move(path)), listen_fd_(listen_fd), service_(service) {
   using S = v1::Controller::Service;
-  Add("SubmitJob", &S::SubmitJob);
-  Add("SubmitJobs", &S::SubmitJobs);
-  Add("GetJob", &S::GetJob);
-  Add("ListJobs", &S::ListJobs);
-  Add("UpdateJob", &S::UpdateJob);
-  Add("CancelJob", &S::CancelJob);
-  Add("ListNodes", &S::ListNodes);
-  Add("UpdateNode", &S::UpdateNode);
-  Add("ListPartitions", &S::ListPartitions);
-  Add("Reconfigure", &S::Reconfigure);
-  Add("QueryAccounting", &S::QueryAccounting);
-  Add("Ping", &S::Ping);
-  Add("GetJobEvents", &S::GetJobEvents);
-  Add("Diagnostics", &S::Diagnostics);
-  Add("CreateStep", &S::CreateStep);
-  Add("CompleteStep", &S::CompleteStep);
-  Add("ConfigureMig", &S::ConfigureMig);
+#define TESSERA_LOCAL_HANDLER(Name, Req, Resp) Add(#Name, &S::Name);
+  TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_LOCAL_HANDLER)
+#undef TESSERA_LOCAL_HANDLER
   char h[256] = {};
   host_ = gethostname(h, sizeof h - 1) == 0 ? h : "localhost";
   acceptor_ = std::thread([this] { AcceptLoop(); });
@@ -116,8 +103,8 @@ void LocalServer::AcceptLoop() {
       continue;
     }
     if (open_.size() >= kMaxConnections) {  // a local flood must not exhaust ctld's threads
-      close(fd);
       Log("local socket: refusing a connection: " + std::to_string(kMaxConnections) + " already open");
+      close(fd);
       continue;
     }
     open_.insert(fd);

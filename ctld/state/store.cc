@@ -1,10 +1,9 @@
 #include "ctld/state/store.h"
 
-#include "common/env_block.h"
-
 #include <algorithm>
 #include <future>
 
+#include "common/env_block.h"
 #include "ctld/jobs/job_codec.h"
 #include "ctld/state/migrations.h"
 

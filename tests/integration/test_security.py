@@ -180,8 +180,8 @@ def test_local_socket_caps_open_connections(cluster):
         extra.connect(local_socket(cluster))
         assert extra.recv(16) == b""  # closed at once: 256 are already being served
         extra.close()
-        log = open(os.path.join(cluster.dir, "ctld.log")).read()
-        assert "local socket: refusing a connection: 256 already open" in log
+        wait_for(lambda: "local socket: refusing a connection: 256 already open"
+                 in open(os.path.join(cluster.dir, "ctld.log")).read(), what="the refusal in the log")
     finally:
         for s in held:
             s.close()
