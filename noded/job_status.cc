@@ -1,6 +1,7 @@
 #include "noded/job_status.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -112,8 +113,27 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents,
   return Status::Ok();
 }
 
+Status WriteFileInPlace(const std::string& path, const std::string& contents, mode_t mode) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) return Errno("cannot open", path);
+  ::fchmod(fd, mode);
+  size_t off = 0;
+  while (off < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status st = Errno("cannot write", path);
+      ::close(fd);
+      return st;
+    }
+    off += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return Status::Ok();
+}
+
 Status WriteStatusFile(const std::string& path, const JobStatus& s) {
-  return WriteFileAtomic(path, FormatJobStatus(s), Durability::kProcessCrash);
+  return WriteFileInPlace(path, FormatJobStatus(s), 0644);
 }
 
 Result<JobStatus> ReadStatusFile(const std::string& path) {
@@ -124,6 +144,7 @@ Result<JobStatus> ReadStatusFile(const std::string& path) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
+  if (ss.str().empty()) return NotFound("empty status file " + path);
   return ParseJobStatus(ss.str(), path);
 }
 

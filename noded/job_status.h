@@ -5,8 +5,10 @@
 // Format: one `key=value` per line, keys state, exit_code, exit_signal, end_time, message
 // (state is the Slurm name, e.g. COMPLETED; message has newlines replaced by spaces).
 // Unknown keys are ignored (forward compatible); a missing or unknown state is an error.
-// Writes are atomic: tmp file + fsync + rename + fsync of the directory, so a reader sees
-// either no file or a complete one.
+// Written in place (WriteFileInPlace: job directories are reused, see spool.h) in one write(),
+// so a reader sees an empty file or a complete one; an empty file reads as no file.
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -39,9 +41,15 @@ enum class Durability { kProcessCrash, kPowerLoss };
 // never a partial one, whatever process dies when.
 Status WriteFileAtomic(const std::string& path, const std::string& contents,
                        Durability durability = Durability::kPowerLoss);
-// The job's status file (spool: Durability::kProcessCrash).
+// Replaces the contents of `path` (created with `mode` when missing; the mode is set either
+// way; a symlink is refused) keeping its inode: truncate, then one write() when the contents fit
+// in a page. A concurrent reader of such a small file sees it empty or complete (the size grows
+// only after the copy), and a writer killed in between leaves it empty, so readers must treat
+// an empty file as absent. For spool files only a process crash matters (see Durability).
+Status WriteFileInPlace(const std::string& path, const std::string& contents, mode_t mode);
+// The job's status file, in place.
 Status WriteStatusFile(const std::string& path, const JobStatus& s);
-// kNotFound when the file does not exist.
+// kNotFound when the file does not exist or is empty.
 Result<JobStatus> ReadStatusFile(const std::string& path);
 
 }  // namespace tessera::noded

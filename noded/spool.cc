@@ -1,6 +1,7 @@
 #include "noded/spool.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,12 +14,24 @@ namespace tessera::noded {
 
 namespace fs = std::filesystem;
 
-Status Spool::Init() const {
+Status Spool::Init() {
   std::error_code ec;
   fs::create_directories(root_, ec);
   if (ec) return Internal("cannot create spool directory " + root_ + ": " + ec.message());
   if (::chmod(root_.c_str(), 0755) != 0)
     return Internal("cannot chmod spool directory " + root_ + ": " + std::strerror(errno));
+  free_.clear();
+  for (fs::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind("free.", 0) != 0) continue;
+    std::string num = name.substr(5);
+    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos) continue;
+    next_free_ = std::max<uint64_t>(next_free_, std::stoull(num) + 1);
+    if (free_.size() < kMaxFreeDirs && it->is_directory())
+      free_.push_back(it->path().string());
+    else
+      fs::remove_all(it->path(), ec);
+  }
   return Status::Ok();
 }
 
@@ -37,8 +50,21 @@ Result<std::vector<uint64_t>> Spool::ListJobs() const {
   return ids;
 }
 
-Status Spool::CreateJobDir(uint64_t id) const {
+Status Spool::CreateJobDir(uint64_t id) {
   std::string dir = JobDir(id);
+  struct stat st{};
+  if (::lstat(dir.c_str(), &st) == 0) return AlreadyExists("job directory " + dir + " exists");
+  while (!free_.empty()) {
+    std::string from = std::move(free_.back());
+    free_.pop_back();
+    // rename() would replace an empty job.<id> made meanwhile; the lstat above rules that out
+    // for noded, the only writer of the spool's top level.
+    if (::rename(from.c_str(), dir.c_str()) != 0) continue;
+    for (const char* f : {"/status", "/stepd.pid", "/stepd.log", "/isolation"})
+      (void)::truncate((dir + f).c_str(), 0);
+    (void)::unlink((dir + "/script").c_str());
+    return Status::Ok();
+  }
   if (::mkdir(dir.c_str(), 0755) != 0) {
     if (errno == EEXIST) return AlreadyExists("job directory " + dir + " exists");
     return Internal("cannot create " + dir + ": " + std::strerror(errno));
@@ -47,10 +73,19 @@ Status Spool::CreateJobDir(uint64_t id) const {
   return Status::Ok();
 }
 
-Status Spool::RemoveJobDir(uint64_t id) const {
+Status Spool::RemoveJobDir(uint64_t id) {
+  std::string dir = JobDir(id);
+  if (free_.size() < kMaxFreeDirs) {
+    std::string to = root_ + "/free." + std::to_string(next_free_++);
+    if (::rename(dir.c_str(), to.c_str()) == 0) {
+      (void)::unlink((to + "/script").c_str());
+      free_.push_back(to);
+      return Status::Ok();
+    }
+  }
   std::error_code ec;
-  fs::remove_all(JobDir(id), ec);
-  if (ec) return Internal("cannot remove " + JobDir(id) + ": " + ec.message());
+  fs::remove_all(dir, ec);
+  if (ec) return Internal("cannot remove " + dir + ": " + ec.message());
   return Status::Ok();
 }
 

@@ -129,7 +129,7 @@ pid_t ForkSupervisor(const std::string& job_dir, bool* ready) {
   auto start = ProcessStartTime(::getpid());
   std::string pid_line = std::to_string(::getpid()) +
                          (start.ok() ? " " + std::to_string(*start) : std::string()) + "\n";
-  Status st = WriteFileAtomic(job_dir + "/stepd.pid", pid_line, Durability::kProcessCrash);
+  Status st = WriteFileInPlace(job_dir + "/stepd.pid", pid_line, 0644);
   if (!st.ok()) {
     std::fprintf(stderr, "tessera-stepd: %s\n", st.message().c_str());
     ::_exit(1);

@@ -3,6 +3,8 @@
 # (b1..bN, $CPUS CPUs each, distinct ports on 127.0.0.1) under $BASE. Idempotent: only starts
 # what is not running. PIDs in $BASE/run/. Needs the binaries in $BIN.
 # Env: BIN (required) BASE (/tmp/tessera-bench/tessera) NNODES (16) CPUS (16)
+#      CGROUPS (0: no cgroups, as the Slurm side's proctrack/linuxproc + task/none; 1: a cgroup
+#      per job, Tessera's default)
 #      TESSERA_CTLD_PORT (36817) TESSERA_NODE_PORT0 (38001)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +32,10 @@ fi
 # 2. config
 nodes="NodeName=b[1-$NNODES] NodeAddr=127.0.0.1 Port=$PORT0-$((PORT0+NNODES-1)) CPUs=$CPUS RealMemory=4000"
 [ "$NNODES" -gt 1 ] || nodes="NodeName=b1 NodeAddr=127.0.0.1 Port=$PORT0 CPUs=$CPUS RealMemory=4000"
+isolation="CgroupMountpoint=none"
+[ "${CGROUPS:-0}" = 1 ] && isolation=""
 sed -e "s|@BASE@|$BASE|g" -e "s|@CTLD_PORT@|$CTLD_PORT|g" -e "s|^@NODES@|$nodes|" \
+    -e "s|^@ISOLATION@|$isolation|" \
     "$HERE/tessera.conf.in" > "$CONF"
 chmod 644 "$CONF"
 "$BIN/tessera-ctld" -f "$CONF" --check-config >/dev/null

@@ -96,7 +96,7 @@ struct JobSetup {
   }
 
   // Writes launch.pb and the script as noded does.
-  void Write(const tessera::v1::LaunchJob& l) const {
+  void Write(const tessera::v1::LaunchJob& l) {
     REQUIRE(spool.CreateJobDir(id).ok());
     WriteAll(spool.LaunchFile(id), l.SerializeAsString());
     WriteAll(spool.ScriptFile(id), l.script());
