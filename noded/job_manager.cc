@@ -83,11 +83,13 @@ Status JobManager::PrepareJobDir(const v1::LaunchJob& l) {
   uint64_t id = l.job_id();
   TESSERA_RETURN_IF_ERROR(spool_.CreateJobDir(id));
   // Only root reads it: it holds the job's script and environment.
-  TESSERA_RETURN_IF_ERROR(WriteFileInPlace(spool_.LaunchFile(id), l.SerializeAsString(), 0600));
+  TESSERA_RETURN_IF_ERROR(WriteFileAtomic(spool_.LaunchFile(id), l.SerializeAsString(),
+                                          Durability::kProcessCrash, 0600));
   if (planner_) {
     JobIsolation iso = planner_->Plan(l);
     TESSERA_RETURN_IF_ERROR(
-        WriteFileInPlace(spool_.JobDir(id) + "/isolation", FormatJobIsolation(iso), 0644));
+        WriteFileAtomic(spool_.JobDir(id) + "/isolation", FormatJobIsolation(iso),
+                        Durability::kProcessCrash));
     if (!iso.cgroup_root.empty())
       log_("job " + std::to_string(id) + ": cores " + iso.cgroup.cpus + ", memory limit " +
            std::to_string(iso.cgroup.memory_bytes >> 20) + " MiB");

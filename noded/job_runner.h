@@ -34,7 +34,8 @@ namespace tessera::noded {
 struct JobRunOptions {
   NodeFacts node;
   std::string script_path;   // <job dir>/script (used when the LaunchJob has a script)
-  // Called with progress lines (stepd logs them to its stepd.log).
+  // Called with progress lines (stepd logs them: stepd.log, or noded's log when forked by the
+  // zygote).
   void (*log)(const std::string&) = nullptr;
   const JobIsolation* isolation = nullptr;  // cgroup + HCAs; nullptr = none
 };

@@ -81,27 +81,26 @@ Result<JobStatus> ParseJobStatus(const std::string& text, const std::string& whe
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& contents,
-                       Durability durability) {
+                       Durability durability, mode_t mode) {
   bool sync = durability == Durability::kPowerLoss;
   std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) return Errno("cannot create", tmp);
-  size_t off = 0;
-  while (off < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Status st = Errno("cannot write", tmp);
-      ::close(fd);
-      return st;
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (sync && ::fsync(fd) != 0) {
-    Status st = Errno("cannot fsync", tmp);
+  auto fail = [&](const char* what) {
+    Status st = Errno(what, tmp);
     ::close(fd);
     return st;
+  };
+  if (::fchmod(fd, mode) != 0) return fail("cannot chmod");
+  size_t off = 0;
+  while (off < contents.size()) {
+    ssize_t n = ::pwrite(fd, contents.data() + off, contents.size() - off, static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("cannot write");
+    off += static_cast<size_t>(n);
   }
+  if (::ftruncate(fd, static_cast<off_t>(contents.size())) != 0) return fail("cannot truncate");
+  if (sync && ::fsync(fd) != 0) return fail("cannot fsync");
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename to", path);
   if (!sync) return Status::Ok();
@@ -113,27 +112,8 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents,
   return Status::Ok();
 }
 
-Status WriteFileInPlace(const std::string& path, const std::string& contents, mode_t mode) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0) return Errno("cannot open", path);
-  ::fchmod(fd, mode);
-  size_t off = 0;
-  while (off < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Status st = Errno("cannot write", path);
-      ::close(fd);
-      return st;
-    }
-    off += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  return Status::Ok();
-}
-
 Status WriteStatusFile(const std::string& path, const JobStatus& s) {
-  return WriteFileInPlace(path, FormatJobStatus(s), 0644);
+  return WriteFileAtomic(path, FormatJobStatus(s), Durability::kProcessCrash);
 }
 
 Result<JobStatus> ReadStatusFile(const std::string& path) {
@@ -144,7 +124,6 @@ Result<JobStatus> ReadStatusFile(const std::string& path) {
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  if (ss.str().empty()) return NotFound("empty status file " + path);
   return ParseJobStatus(ss.str(), path);
 }
 

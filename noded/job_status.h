@@ -5,8 +5,7 @@
 // Format: one `key=value` per line, keys state, exit_code, exit_signal, end_time, message
 // (state is the Slurm name, e.g. COMPLETED; message has newlines replaced by spaces).
 // Unknown keys are ignored (forward compatible); a missing or unknown state is an error.
-// Written in place (WriteFileInPlace: job directories are reused, see spool.h) in one write(),
-// so a reader sees an empty file or a complete one; an empty file reads as no file.
+// Writes are atomic (WriteFileAtomic), so a reader sees either no file or a complete one.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -37,17 +36,14 @@ Result<JobStatus> ParseJobStatus(const std::string& text, const std::string& whe
 // (NODE_FAIL / requeue), so spool files use kProcessCrash and a launch does not wait for disk.
 enum class Durability { kProcessCrash, kPowerLoss };
 
-// Atomically replaces `path` with `contents` (mode 0644): readers see the old or the new file,
-// never a partial one, whatever process dies when.
+// Atomically replaces `path` with `contents` (mode `mode`): readers see the old or the new file,
+// never a partial one, whatever process dies when. Writes `path`.tmp and renames it; an existing
+// `path`.tmp (a symlink is refused) is overwritten in place rather than truncated to zero, so a
+// spool that renamed its files to .tmp for reuse (spool.h) allocates no inode and no block here,
+// and ext4 starts no writeback at close (it does after a truncation to zero).
 Status WriteFileAtomic(const std::string& path, const std::string& contents,
-                       Durability durability = Durability::kPowerLoss);
-// Replaces the contents of `path` (created with `mode` when missing; the mode is set either
-// way; a symlink is refused) keeping its inode: truncate, then one write() when the contents fit
-// in a page. A concurrent reader of such a small file sees it empty or complete (the size grows
-// only after the copy), and a writer killed in between leaves it empty, so readers must treat
-// an empty file as absent. For spool files only a process crash matters (see Durability).
-Status WriteFileInPlace(const std::string& path, const std::string& contents, mode_t mode);
-// The job's status file, in place.
+                       Durability durability = Durability::kPowerLoss, mode_t mode = 0644);
+// The job's status file (spool: Durability::kProcessCrash).
 Status WriteStatusFile(const std::string& path, const JobStatus& s);
 // kNotFound when the file does not exist or is empty.
 Result<JobStatus> ReadStatusFile(const std::string& path);

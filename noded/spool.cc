@@ -60,9 +60,12 @@ Status Spool::CreateJobDir(uint64_t id) {
     // rename() would replace an empty job.<id> made meanwhile; the lstat above rules that out
     // for noded, the only writer of the spool's top level.
     if (::rename(from.c_str(), dir.c_str()) != 0) continue;
-    for (const char* f : {"/status", "/stepd.pid", "/stepd.log", "/isolation"})
-      (void)::truncate((dir + f).c_str(), 0);
+    // Each file the next job writes goes back to <file>.tmp, whose inode WriteFileAtomic then
+    // reuses; until then the job has none of them.
+    for (std::string f : {"/launch.pb", "/isolation", "/stepd.pid", "/status"})
+      (void)::rename((dir + f).c_str(), (dir + f + ".tmp").c_str());
     (void)::unlink((dir + "/script").c_str());
+    (void)::truncate((dir + "/stepd.log").c_str(), 0);
     return Status::Ok();
   }
   if (::mkdir(dir.c_str(), 0755) != 0) {

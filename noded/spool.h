@@ -8,18 +8,21 @@
 //       stepd.pid                 "<pid> <start time>" of the detached tessera-stepd (written by
 //                                 stepd; start time = field 22 of /proc/<pid>/stat; older
 //                                 stepds wrote the pid alone)
-//       stepd.log                 stepd's own diagnostics
-//       isolation                 the job's isolation plan (noded; empty = none)
-//       status                    written by stepd (or noded) when the job ended; empty = absent
+//       stepd.log                 an exec'd stepd's diagnostics (one forked by the zygote logs to
+//                                 the zygote's stderr, i.e. noded's log)
+//       isolation                 the job's isolation plan (noded)
+//       status                    written atomically by stepd (or noded) when the job ended
+//       *.tmp                     the inodes of a reused directory's files (see below)
 //   <spool>/free.<n>/             a finished job's directory kept for reuse
 //
 // A job directory is given up only when ctld acknowledged the job's JobFinished. It is then
 // renamed to free.<n> (at most kMaxFreeDirs; more are deleted), and the next job renames one
-// back to job.<id> and overwrites its files in place (WriteFileInPlace), so a job creates no new
-// inodes here except its script. Per-job create/delete churn was ~40% of the machine's CPU under
-// a stream of short jobs on an ext4 without a journal, where creating an inode scans the
-// recently deleted ones. The script is always a new file (removed when the directory is given
-// up): a process of an earlier job that still holds it open must not see the next user's.
+// back to job.<id> with its files renamed to <file>.tmp, whose inodes WriteFileAtomic reuses: a
+// job creates no inodes here except its script, and truncates nothing to zero. Per-job
+// create/delete churn was ~40% of the machine's CPU under a stream of short jobs on an ext4
+// without a journal, where creating an inode scans the recently deleted ones. The script is a
+// new file for every job (removed when the directory is given up): a process of an earlier job
+// that still holds it open must not see the next user's.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -49,8 +52,8 @@ class Spool {
   Status Init();
   // Ids of all job.<id> directories, ascending. Other entries are ignored.
   Result<std::vector<uint64_t>> ListJobs() const;
-  // Makes job.<id> (0755) from a free directory (its status, stepd.pid, stepd.log and isolation
-  // emptied, its script removed) or anew. kAlreadyExists when it exists.
+  // Makes job.<id> (0755) from a free directory (launch.pb, isolation, stepd.pid and status
+  // renamed to .tmp, script removed, stepd.log emptied) or anew. kAlreadyExists when it exists.
   Status CreateJobDir(uint64_t id);
   // Gives job.<id> up: kept as a free directory (script removed) or deleted.
   Status RemoveJobDir(uint64_t id);

@@ -5,7 +5,8 @@
 // tessera-stepd --zygote --node NAME [--cluster NAME] [--notify SOCKET] [--gpu-uuids U,...]
 // (noded starts one, fd 3 a SOCK_SEQPACKET socket to it): forks one daemon per job directory it
 // is sent (no exec per job) and answers "OK" or "ERR <message>"; exits when noded closes the
-// socket. The daemons are the same as below and outlive it.
+// socket. The daemons are the same as below and outlive it, but log to the zygote's stderr
+// (noded's log) instead of DIR/stepd.log.
 //
 // Started by tessera-noded (which waits for this first process to exit): it reads launch.pb
 // (errors on stderr, exit 2), then detaches: the daemon child starts a new session, writes
@@ -94,9 +95,10 @@ std::string ReadLaunch(const std::string& job_dir, tessera::v1::LaunchJob* launc
 }
 
 // Forks the supervising daemon: in the child (return 0) a new session with its output in
-// DIR/stepd.log and "<pid> <start time>" in DIR/stepd.pid; the parent (return the pid, or -1)
-// learns through *ready whether the child got that far.
-pid_t ForkSupervisor(const std::string& job_dir, bool* ready) {
+// DIR/stepd.log (own_log; else the output stays the caller's: the zygote's is noded's log) and
+// "<pid> <start time>" in DIR/stepd.pid; the parent (return the pid, or -1) learns through
+// *ready whether the child got that far.
+pid_t ForkSupervisor(const std::string& job_dir, bool own_log, bool* ready) {
   *ready = false;
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) {
@@ -121,7 +123,8 @@ pid_t ForkSupervisor(const std::string& job_dir, bool* ready) {
   ::setsid();
   ::umask(022);
   std::string log_path = job_dir + "/stepd.log";
-  int logfd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int logfd = own_log ? ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
+                      : ::dup(STDERR_FILENO);
   if (logfd < 0) {
     std::fprintf(stderr, "tessera-stepd: cannot open %s: %m\n", log_path.c_str());
     ::_exit(1);
@@ -129,7 +132,7 @@ pid_t ForkSupervisor(const std::string& job_dir, bool* ready) {
   auto start = ProcessStartTime(::getpid());
   std::string pid_line = std::to_string(::getpid()) +
                          (start.ok() ? " " + std::to_string(*start) : std::string()) + "\n";
-  Status st = WriteFileInPlace(job_dir + "/stepd.pid", pid_line, 0644);
+  Status st = WriteFileAtomic(job_dir + "/stepd.pid", pid_line, Durability::kProcessCrash);
   if (!st.ok()) {
     std::fprintf(stderr, "tessera-stepd: %s\n", st.message().c_str());
     ::_exit(1);
@@ -193,7 +196,7 @@ std::string StartFromZygote(Flags f, const std::string& job_dir, int sock, int s
   if (std::string err = ReadLaunch(job_dir, &launch); !err.empty()) return "ERR " + err;
   f.job_dir = job_dir;
   bool ready = false;
-  pid_t pid = ForkSupervisor(job_dir, &ready);
+  pid_t pid = ForkSupervisor(job_dir, /*own_log=*/false, &ready);
   if (pid == 0) {
     ::close(sock);
     ::close(sfd);
@@ -263,7 +266,7 @@ int Main(int argc, char** argv) {
   }
   BlockJobSignals();  // before the pid file exists, so an early cancel is queued, not fatal
   bool ready = false;
-  pid_t pid = ForkSupervisor(f.job_dir, &ready);
+  pid_t pid = ForkSupervisor(f.job_dir, /*own_log=*/true, &ready);
   if (pid != 0) {
     if (pid > 0 && !ready)
       std::fprintf(stderr, "tessera-stepd: the detached stepd did not start\n");

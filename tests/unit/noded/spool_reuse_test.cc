@@ -1,4 +1,4 @@
-// Reuse of acknowledged job directories (spool.h) and in-place spool writes (job_status.h).
+// Reuse of acknowledged job directories (spool.h) and WriteFileAtomic's reuse of a .tmp inode.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -40,10 +40,14 @@ size_t CountFree(const std::string& root) {
 // A finished job's files as noded and stepd leave them.
 void FillJob(Spool& spool, uint64_t id) {
   REQUIRE(spool.CreateJobDir(id).ok());
-  REQUIRE(WriteFileInPlace(spool.LaunchFile(id), "launch of " + std::to_string(id), 0600).ok());
-  REQUIRE(WriteFileInPlace(spool.JobDir(id) + "/isolation", "cgroup_root=/x\n", 0644).ok());
+  REQUIRE(WriteFileAtomic(spool.LaunchFile(id), "launch of " + std::to_string(id),
+                          Durability::kProcessCrash, 0600)
+              .ok());
+  REQUIRE(WriteFileAtomic(spool.JobDir(id) + "/isolation", "cgroup_root=/x\n",
+                          Durability::kProcessCrash)
+              .ok());
   WriteAll(spool.ScriptFile(id), "#!/bin/sh\necho secret of " + std::to_string(id) + "\n");
-  REQUIRE(WriteFileInPlace(spool.PidFile(id), "4242 17\n", 0644).ok());
+  REQUIRE(WriteFileAtomic(spool.PidFile(id), "4242 17\n", Durability::kProcessCrash).ok());
   WriteAll(spool.JobDir(id) + "/stepd.log", "job log\n");
   JobStatus done;
   done.state = JobState::kCompleted;
@@ -70,16 +74,21 @@ TEST_CASE("an acknowledged job directory is reused in place by the next job") {
   REQUIRE(spool.CreateJobDir(2).ok());
   CHECK(spool.FreeDirs() == 0);
   CHECK(CountFree(d.path()) == 0);
-  // Nothing of job 1 reads as job 2's: no status, no stepd, no log, no isolation, no script.
+  // Nothing of job 1 reads as job 2's: no launch, status, stepd, log, isolation or script.
   CHECK(ReadStatusFile(spool.StatusFile(2)).status().code() == Code::kNotFound);
   CHECK(spool.ReadPid(2) == 0);
+  CHECK(!std::filesystem::exists(spool.LaunchFile(2)));
+  CHECK(!std::filesystem::exists(spool.JobDir(2) + "/isolation"));
   CHECK(ReadAll(spool.JobDir(2) + "/stepd.log").empty());
-  CHECK(ReadAll(spool.JobDir(2) + "/isolation").empty());
   CHECK(!std::filesystem::exists(spool.ScriptFile(2)));
-  // The files that stay are rewritten in place: same inodes, new contents.
-  REQUIRE(WriteFileInPlace(spool.LaunchFile(2), "launch of 2", 0600).ok());
+  REQUIRE(spool.ListJobs().ok());
+  CHECK(*spool.ListJobs() == std::vector<uint64_t>{2});
+  // The atomic writes take the old inodes back: same inodes, new contents, the new mode.
+  REQUIRE(WriteFileAtomic(spool.LaunchFile(2), "job 2", Durability::kProcessCrash, 0600).ok());
   CHECK(Inode(spool.LaunchFile(2)) == launch_inode);
-  CHECK(ReadAll(spool.LaunchFile(2)) == "launch of 2");
+  CHECK(ReadAll(spool.LaunchFile(2)) == "job 2");  // shorter than job 1's: cut to size
+  CHECK(Mode(spool.LaunchFile(2)) == 0600);
+  CHECK(!std::filesystem::exists(spool.LaunchFile(2) + ".tmp"));
   JobStatus failed;
   failed.state = JobState::kFailed;
   failed.exit_code = 3;
@@ -119,29 +128,31 @@ TEST_CASE("at most kMaxFreeDirs are kept, and a restarted noded takes them up") 
   CHECK(CountFree(d.path()) == Spool::kMaxFreeDirs + 1);  // + free.notanumber
 }
 
-TEST_CASE("WriteFileInPlace keeps the inode, sets the mode and refuses a symlink") {
+TEST_CASE("WriteFileAtomic reuses an existing .tmp inode, sets the mode, refuses a symlink") {
   ScratchDir d;
   std::string p = d.path() + "/f";
-  REQUIRE(WriteFileInPlace(p, "first, longer contents", 0644).ok());
-  ino_t ino = Inode(p);
-  REQUIRE(WriteFileInPlace(p, "second", 0600).ok());
+  WriteAll(p + ".tmp", "leftover contents, longer than the new ones");
+  ino_t ino = Inode(p + ".tmp");
+  REQUIRE(WriteFileAtomic(p, "new", Durability::kProcessCrash, 0600).ok());
   CHECK(Inode(p) == ino);
-  CHECK(ReadAll(p) == "second");
+  CHECK(ReadAll(p) == "new");
   CHECK(Mode(p) == 0600);
-  REQUIRE(::symlink(p.c_str(), (d.path() + "/link").c_str()) == 0);
-  Status st = WriteFileInPlace(d.path() + "/link", "x", 0644);
+  CHECK(!std::filesystem::exists(p + ".tmp"));
+  REQUIRE(::symlink(p.c_str(), (d.path() + "/g.tmp").c_str()) == 0);
+  Status st = WriteFileAtomic(d.path() + "/g", "x", Durability::kProcessCrash);
   CHECK(!st.ok());
-  CHECK(st.message().find(d.path() + "/link") != std::string::npos);
-  CHECK(ReadAll(p) == "second");
+  CHECK(st.message().find(d.path() + "/g.tmp") != std::string::npos);
+  CHECK(ReadAll(p) == "new");  // the symlink's target is untouched
+  CHECK(!std::filesystem::exists(d.path() + "/g"));
 }
 
-TEST_CASE("an empty status file reads as none: a dead stepd with one is lost") {
+TEST_CASE("a reused directory's old status is no status: a dead stepd there is lost") {
   ScratchDir d;
   Spool spool(d.path());
   REQUIRE(spool.Init().ok());
-  REQUIRE(spool.CreateJobDir(5).ok());
-  WriteAll(spool.StatusFile(5), "");  // stepd killed between truncating and writing
-  CHECK(ReadStatusFile(spool.StatusFile(5)).status().code() == Code::kNotFound);
+  FillJob(spool, 5);
+  REQUIRE(spool.RemoveJobDir(5).ok());
+  REQUIRE(spool.CreateJobDir(6).ok());
   JobStatus st;
-  CHECK(ClassifyJob(spool, ProcStepdProbe(), 5, &st) == JobDirState::kLost);
+  CHECK(ClassifyJob(spool, ProcStepdProbe(), 6, &st) == JobDirState::kLost);
 }
