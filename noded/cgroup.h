@@ -14,8 +14,10 @@
 // Contracts (every implementation):
 //  - Create: makes the cgroup and applies every limit of the spec; on error nothing is left. A
 //    stale cgroup of the same name (a dead job's) is killed and removed first.
-//  - AddSelf: moves the calling process into the cgroup (stepd's child calls it before exec, so
-//    everything the job forks, including setsid() escapees, stays tracked).
+//  - ProcsFiles: the cgroup.procs files (one per v1 hierarchy, one for v2) through which a
+//    process joins the cgroup by writing "0" to each: stepd's vfork'ed child does, before exec
+//    (with system calls only), so everything the job forks, including setsid() escapees, stays
+//    tracked.
 //  - KillAll: SIGKILL to every process in the cgroup until it is empty (v1 freezes first when
 //    the freezer is mounted; v2 writes cgroup.kill when the kernel has it), bounded by ~5 s.
 //  - OomKilled: whether the kernel OOM-killed a process of the cgroup (v1 memory.oom_control
@@ -79,7 +81,7 @@ class CgroupManager {
   virtual ~CgroupManager() = default;
   virtual CgroupMode mode() const = 0;
   virtual Status Create(const CgroupSpec& spec) = 0;
-  virtual Status AddSelf(const std::string& name) = 0;
+  virtual std::vector<std::string> ProcsFiles(const std::string& name) const = 0;
   // Moves process `pid` into the cgroup (step tasks: noded adds each forked task before it
   // execs). Default: kUnimplemented.
   virtual Status AddPid(const std::string& name, pid_t pid) {

@@ -11,7 +11,7 @@ class CgroupV1 final : public CgroupManager {
   explicit CgroupV1(CgroupMounts m) : m_(std::move(m)) {}
   CgroupMode mode() const override { return CgroupMode::kV1; }
   Status Create(const CgroupSpec& spec) override;
-  Status AddSelf(const std::string& name) override;
+  std::vector<std::string> ProcsFiles(const std::string& name) const override;
   Status AddPid(const std::string& name, pid_t pid) override;
   Result<std::vector<pid_t>> Procs(const std::string& name) override;
   Status KillAll(const std::string& name) override;
@@ -36,7 +36,7 @@ class CgroupV2 final : public CgroupManager {
   explicit CgroupV2(CgroupMounts m) : m_(std::move(m)) {}
   CgroupMode mode() const override { return CgroupMode::kV2; }
   Status Create(const CgroupSpec& spec) override;
-  Status AddSelf(const std::string& name) override;
+  std::vector<std::string> ProcsFiles(const std::string& name) const override;
   Status AddPid(const std::string& name, pid_t pid) override;
   Result<std::vector<pid_t>> Procs(const std::string& name) override;
   Status KillAll(const std::string& name) override;

@@ -130,7 +130,12 @@ Status CgroupV1::Create(const CgroupSpec& s) {
   return st;
 }
 
-Status CgroupV1::AddSelf(const std::string& name) { return AddPid(name, ::getpid()); }
+std::vector<std::string> CgroupV1::ProcsFiles(const std::string& name) const {
+  std::vector<std::string> out;
+  for (const char* c : kV1Controllers)
+    if (Has(c)) out.push_back(Dir(c, name) + "/cgroup.procs");
+  return out;
+}
 
 Status CgroupV1::AddPid(const std::string& name, pid_t pid_value) {
   std::string pid = std::to_string(pid_value);

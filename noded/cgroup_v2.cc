@@ -65,7 +65,9 @@ Status CgroupV2::Create(const CgroupSpec& s) {
   return Status::Ok();
 }
 
-Status CgroupV2::AddSelf(const std::string& name) { return AddPid(name, ::getpid()); }
+std::vector<std::string> CgroupV2::ProcsFiles(const std::string& name) const {
+  return {Dir(name) + "/cgroup.procs"};
+}
 
 Status CgroupV2::AddPid(const std::string& name, pid_t pid) {
   return WriteCgroupFile(Dir(name) + "/cgroup.procs", std::to_string(pid));

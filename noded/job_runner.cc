@@ -7,10 +7,12 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -18,7 +20,6 @@
 
 #include "common/filename_pattern.h"
 
-extern char** environ;
 
 namespace tessera::noded {
 namespace {
@@ -26,14 +27,15 @@ namespace {
 struct ChildPlan {
   uid_t uid = 0;
   gid_t gid = 0;
-  std::string user;
+  std::vector<gid_t> groups;  // supplementary groups (getgrouplist), when switching users
+  bool switch_user = false;
   std::string out_path, err_path;
   bool err_same = true;
   std::string workdir;
   std::vector<std::string> env;
   std::vector<std::string> argv;  // argv[0] = program (script path or command)
   bool is_script = false;
-  CgroupManager* cgroup = nullptr;
+  std::vector<std::string> join_files;  // cgroup.procs files to write "0" to
   std::string cgroup_name;
 };
 
@@ -44,71 +46,86 @@ std::vector<char*> CArray(std::vector<std::string>& v) {
   return out;
 }
 
-[[noreturn]] void ChildFail(int errfd, const std::string& msg, int code) {
-  ssize_t n = ::write(errfd, msg.data(), msg.size());
+// The C views of a ChildPlan, made before the fork: the vfork'ed child shares stepd's memory
+// and runs system calls only (no allocation, no locks, no stdio).
+struct ChildExec {
+  ChildPlan& p;
+  std::vector<char*> argv, envp, sh_argv;
+  std::string sh = "/bin/sh";
+  explicit ChildExec(ChildPlan& plan) : p(plan), argv(CArray(plan.argv)), envp(CArray(plan.env)) {
+    sh_argv = {sh.data(), plan.argv[0].data(), nullptr};
+  }
+};
+
+void Put(int fd, const char* s) {
+  ssize_t n = ::write(fd, s, std::strlen(s));
   (void)n;
+}
+
+// "<what><arg>: <strerror(err)>" to errfd (stepd's setup error pipe) and, when also_stderr, as a
+// "tessera-stepd: error: ..." line to the job's stderr; then _exit(code).
+[[noreturn]] void ChildFail(int errfd, const char* what, const char* arg, int err, int code,
+                            bool also_stderr = false) {
+  const char* why = strerrordesc_np(err);
+  if (also_stderr) {
+    for (const char* part : {"tessera-stepd: error: ", what, arg, ": ", why ? why : "?", "\n"})
+      Put(2, part);
+  }
+  for (const char* part : {what, arg, ": ", why ? why : "?"}) Put(errfd, part);
   ::_exit(code);
 }
 
-void ResetSignals() {
+// Runs in the vfork'ed child until exec: system calls on prepared data only. Signal dispositions
+// are already the defaults (BlockJobSignals); only the mask is cleared.
+[[noreturn]] void RunChild(ChildExec& c, int errfd) {
+  ChildPlan& p = c.p;
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int s = 1; s < NSIG; ++s)
-    if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
-}
-
-// Runs in the forked child; stepd is single-threaded, so ordinary library calls are safe.
-[[noreturn]] void RunChild(ChildPlan& p, int errfd) {
-  ResetSignals();
   ::setsid();
-  if (p.cgroup) {
-    Status st = p.cgroup->AddSelf(p.cgroup_name);
-    if (!st.ok()) ChildFail(errfd, "cannot join the job's cgroup: " + st.message(), 1);
+  for (const std::string& f : p.join_files) {
+    int fd = ::open(f.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, "0", 1) != 1)
+      ChildFail(errfd, "cannot join the job's cgroup: ", f.c_str(), errno, 1);
+    ::close(fd);
   }
-  if (::getuid() == 0) {
-    if (::initgroups(p.user.c_str(), p.gid) != 0)
-      ChildFail(errfd, "initgroups(" + p.user + "): " + std::strerror(errno), 1);
-    if (::setgid(p.gid) != 0) ChildFail(errfd, "setgid: " + std::string(std::strerror(errno)), 1);
-    if (::setuid(p.uid) != 0) ChildFail(errfd, "setuid: " + std::string(std::strerror(errno)), 1);
-  } else if (p.uid != ::getuid()) {
-    ChildFail(errfd, "tessera-stepd runs as uid " + std::to_string(::getuid()) +
-                         " and cannot switch to uid " + std::to_string(p.uid), 1);
+  // Raw system calls: they change this process only, as they must in a vfork'ed child.
+  if (p.switch_user) {
+    if (::syscall(SYS_setgroups, p.groups.size(), p.groups.data()) != 0)
+      ChildFail(errfd, "setgroups", "", errno, 1);
+    if (::syscall(SYS_setresgid, p.gid, p.gid, p.gid) != 0) ChildFail(errfd, "setgid", "", errno, 1);
+    if (::syscall(SYS_setresuid, p.uid, p.uid, p.uid) != 0) ChildFail(errfd, "setuid", "", errno, 1);
   }
   ::umask(022);
   int in = ::open("/dev/null", O_RDONLY);
   if (in >= 0) ::dup2(in, 0);
   int out = ::open(p.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (out < 0) ChildFail(errfd, "cannot open output file " + p.out_path + ": " + std::strerror(errno), 1);
+  if (out < 0) ChildFail(errfd, "cannot open output file ", p.out_path.c_str(), errno, 1);
   ::dup2(out, 1);
   if (p.err_same) {
     ::dup2(1, 2);
   } else {
     int err = ::open(p.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (err < 0) ChildFail(errfd, "cannot open error file " + p.err_path + ": " + std::strerror(errno), 1);
+    if (err < 0) ChildFail(errfd, "cannot open error file ", p.err_path.c_str(), errno, 1);
     ::dup2(err, 2);
   }
   if (::chdir(p.workdir.c_str()) != 0) {
-    std::string msg = "couldn't chdir to `" + p.workdir + "': " + std::strerror(errno);
-    ::dprintf(2, "tessera-stepd: error: %s\n", msg.c_str());
-    ChildFail(errfd, msg, 1);
+    int e = errno;
+    for (const char* part : {"tessera-stepd: error: couldn't chdir to `", p.workdir.c_str(), "': ",
+                             strerrordesc_np(e), "\n"})
+      Put(2, part);
+    for (const char* part : {"couldn't chdir to `", p.workdir.c_str(), "': ", strerrordesc_np(e)})
+      Put(errfd, part);
+    ::_exit(1);
   }
-  std::vector<char*> envp = CArray(p.env);
-  std::vector<char*> argv = CArray(p.argv);
   if (p.is_script) {
-    ::execve(argv[0], argv.data(), envp.data());
-    if (errno == ENOEXEC) {
-      std::vector<std::string> sh = {"/bin/sh", p.argv[0]};
-      std::vector<char*> shv = CArray(sh);
-      ::execve(shv[0], shv.data(), envp.data());
-    }
+    ::execve(c.argv[0], c.argv.data(), c.envp.data());
+    if (errno == ENOEXEC) ::execve(c.sh_argv[0], c.sh_argv.data(), c.envp.data());
   } else {
-    environ = envp.data();
-    ::execvp(argv[0], argv.data());
+    ::execvpe(c.argv[0], c.argv.data(), c.envp.data());
   }
-  std::string msg = "cannot execute " + p.argv[0] + ": " + std::strerror(errno);
-  ::dprintf(2, "tessera-stepd: error: %s\n", msg.c_str());
-  ChildFail(errfd, msg, errno == ENOENT ? 127 : 126);
+  int e = errno;
+  ChildFail(errfd, "cannot execute ", c.argv[0], e, e == ENOENT ? 127 : 126, true);
 }
 
 int64_t MonoMs() {
@@ -258,9 +275,13 @@ JobStatus Failed(const std::string& message, int code = 1) {
 }  // namespace
 
 static JobStatus RunAndSupervise(const tessera::v1::LaunchJob& l, const JobRunOptions& opts,
-                          ChildPlan& plan);
+                                 ChildPlan& plan, CgroupManager* cgroup);
 
 void BlockJobSignals() {
+  // Default dispositions for everything (what noded ignored, e.g. SIGPIPE, would otherwise be
+  // inherited by every job); stepd itself handles signals through a signalfd.
+  for (int s = 1; s < NSIG; ++s)
+    if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
   sigset_t set;
   sigemptyset(&set);
   for (int s : {SIGCHLD, SIGTERM, SIGUSR1, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&set, s);
@@ -278,7 +299,18 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
   ChildPlan plan;
   plan.uid = l.uid();
   plan.gid = l.gid();
-  plan.user = user.name;
+  if (::getuid() == 0) {
+    plan.switch_user = true;
+    int n = 64;
+    plan.groups.resize(static_cast<size_t>(n));
+    while (::getgrouplist(user.name.c_str(), plan.gid, plan.groups.data(), &n) < 0 &&
+           static_cast<size_t>(n) > plan.groups.size())
+      plan.groups.resize(static_cast<size_t>(n));
+    plan.groups.resize(static_cast<size_t>(std::max(n, 0)));
+  } else if (plan.uid != ::getuid()) {
+    return Failed("tessera-stepd runs as uid " + std::to_string(::getuid()) +
+                  " and cannot switch to uid " + std::to_string(plan.uid));
+  }
   plan.workdir = l.workdir().empty() ? user.home : l.workdir();
   FilenameVars vars{l.job_id(), l.name(), user.name, 0, -1, opts.node.node_name};
   plan.out_path = ExpandFilenamePattern(l.stdout_path(), vars, plan.workdir);
@@ -306,13 +338,13 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
     Status st = cgroup->Create(iso.cgroup);
     if (!st.ok()) return Failed("cannot set up the job's cgroup: " + st.message());
     for (const auto& w : cgroup->TakeWarnings()) Say(opts, "warning: " + w);
-    plan.cgroup = cgroup.get();
+    plan.join_files = cgroup->ProcsFiles(iso.cgroup.name);
     plan.cgroup_name = iso.cgroup.name;
     Say(opts, std::string("cgroup ") + CgroupModeName(cgroup->mode()) + " " + iso.cgroup.name +
                   ": cpus " + iso.cgroup.cpus + ", memory " +
                   std::to_string(iso.cgroup.memory_bytes) + " bytes");
   }
-  JobStatus st = RunAndSupervise(l, opts, plan);
+  JobStatus st = RunAndSupervise(l, opts, plan, cgroup.get());
   if (cgroup) {
     (void)cgroup->KillAll(plan.cgroup_name);
     if (Status rm = cgroup->Remove(plan.cgroup_name); !rm.ok()) Say(opts, "warning: " + rm.message());
@@ -320,8 +352,10 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
   return st;
 }
 
+// The job's process is started with vfork (no copy of stepd's page tables, no copy-on-write
+// faults before the exec): RunChild runs on data prepared here.
 static JobStatus RunAndSupervise(const tessera::v1::LaunchJob& l, const JobRunOptions& opts,
-                          ChildPlan& plan) {
+                                 ChildPlan& plan, CgroupManager* cgroup) {
   sigset_t mask;
   sigemptyset(&mask);
   for (int s : {SIGCHLD, SIGTERM, SIGUSR1}) sigaddset(&mask, s);
@@ -329,12 +363,10 @@ static JobStatus RunAndSupervise(const tessera::v1::LaunchJob& l, const JobRunOp
   int errpipe[2];
   if (sfd < 0 || ::pipe2(errpipe, O_CLOEXEC) != 0)
     return Failed(std::string("stepd setup: ") + std::strerror(errno));
-  pid_t pid = ::fork();
-  if (pid < 0) return Failed(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::close(errpipe[0]);
-    RunChild(plan, errpipe[1]);
-  }
+  ChildExec exec(plan);
+  pid_t pid = ::vfork();
+  if (pid == 0) RunChild(exec, errpipe[1]);
+  if (pid < 0) return Failed(std::string("vfork: ") + std::strerror(errno));
   ::close(errpipe[1]);
   std::string setup_error;
   char chunk[512];
@@ -353,7 +385,7 @@ static JobStatus RunAndSupervise(const tessera::v1::LaunchJob& l, const JobRunOp
   }
   Say(opts, "job " + std::to_string(l.job_id()) + " started as pid " + std::to_string(pid) +
                 " (uid " + std::to_string(l.uid()) + "), output " + plan.out_path);
-  JobStatus st = Supervise({pid, sfd, l, opts, plan.err_path, plan.cgroup, plan.cgroup_name});
+  JobStatus st = Supervise({pid, sfd, l, opts, plan.err_path, cgroup, plan.cgroup_name});
   ::close(sfd);
   return st;
 }

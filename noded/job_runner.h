@@ -1,9 +1,9 @@
 #pragma once
 // tessera-stepd's core: runs one batch job to its end and says how it ended.
 //
-// The job process: its own session and process group; the submitter's supplementary groups
-// (initgroups), gid and uid (switched only when stepd runs as root; otherwise only the own uid
-// is allowed); stdout/stderr files opened AFTER dropping privileges (so they are created with
+// The job process (vfork + exec; everything it needs is prepared before the vfork): its own
+// session and process group; the submitter's supplementary groups (getgrouplist), gid and uid
+// (switched only when stepd runs as root; otherwise only the own uid is allowed); stdout/stderr files opened AFTER dropping privileges (so they are created with
 // the user's ownership and permissions, truncated, mode 0644 minus umask; stderr "" = the stdout
 // file); stdin /dev/null; chdir(workdir) (failure: an error line in the job's stderr, job FAILED);
 // the environment from BuildJobEnv; execve of the script (via /bin/sh when it has no #! line) or
@@ -40,11 +40,12 @@ struct JobRunOptions {
   const JobIsolation* isolation = nullptr;  // cgroup + HCAs; nullptr = none
 };
 
-// Blocks until the job has ended. Must be called with SIGCHLD, SIGTERM and SIGUSR1 blocked
-// (stepd blocks them first thing), from a single-threaded process.
+// Blocks until the job has ended. Must be called after BlockJobSignals, from a single-threaded
+// process.
 JobStatus RunJob(const tessera::v1::LaunchJob& launch, const JobRunOptions& opts);
 
-// The signals RunJob handles through its signalfd.
+// Blocks the signals RunJob handles through its signalfd and sets every signal's disposition to
+// the default, which the jobs then inherit (stepd calls it first thing).
 void BlockJobSignals();
 
 }  // namespace tessera::noded

@@ -167,7 +167,7 @@ class RecordingCgroup final : public CgroupManager {
   std::vector<pid_t> added;
   CgroupMode mode() const override { return CgroupMode::kV1; }
   Status Create(const CgroupSpec&) override { return Status::Ok(); }
-  Status AddSelf(const std::string&) override { return Status::Ok(); }
+  std::vector<std::string> ProcsFiles(const std::string&) const override { return {}; }
   Status AddPid(const std::string& name, pid_t pid) override {
     if (name == "tessera/n1/job_7") added.push_back(pid);
     return Status::Ok();

@@ -3,6 +3,7 @@
 // Binaries come from $TESSERA_BUILD_DIR/bin.
 #include <catch2/catch.hpp>
 
+#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -12,6 +13,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <sstream>
 
 #include "common/clock.h"
 #include "noded/job_manager.h"
@@ -132,12 +135,17 @@ TEST_CASE("stepd runs a script as the submitting user with the job environment")
       "echo \"job=$SLURM_JOB_ID tjob=$TESSERA_JOB_ID name=$SLURM_JOB_NAME\"\n"
       "echo \"cuda=$CUDA_VISIBLE_DEVICES cpus=$SLURM_CPUS_ON_NODE node=$SLURMD_NODENAME\"\n"
       "echo \"myvar=$MYVAR user=$USER pwd=$(pwd)\"\n"
-      "echo to-stderr >&2\n");
+      "echo to-stderr >&2\n"
+      "echo \"groups=$(id -G) .\"\n"
+      "sh -c 'grep SigIgn /proc/$$/status'\n");
   job.Write(l);
   auto notify = BindNotifySocket(job.spool.NotifySocket());
   REQUIRE(notify.ok());
   OsStepdControl control(job.Args());
-  REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+  auto old_pipe = signal(SIGPIPE, SIG_IGN);  // as noded has it; stepd must not pass it on
+  Status started = control.Start(l.job_id(), job.spool.JobDir(l.job_id()));
+  signal(SIGPIPE, old_pipe);
+  REQUIRE(started.ok());
   CHECK(job.spool.ReadPid(l.job_id()) > 0);
 
   JobStatus st = job.WaitStatus(20);
@@ -154,6 +162,19 @@ TEST_CASE("stepd runs a script as the submitting user with the job environment")
   CHECK(out.find("cuda=GPU-one cpus=2 node=n1") != std::string::npos);
   CHECK(out.find("myvar=hello world user=tessera-test pwd=" + job.workdir) != std::string::npos);
   CHECK(out.find("to-stderr") != std::string::npos);  // stderr "" = the stdout file
+  // The user's supplementary groups, and no signal ignored (noded's SIG_IGNs are not inherited).
+  std::vector<gid_t> groups(256);
+  int n = static_cast<int>(groups.size());
+  REQUIRE(getgrouplist(user.pw_name, user.pw_gid, groups.data(), &n) >= 0);
+  std::set<std::string> want, got;
+  for (int i = 0; i < n; ++i) want.insert(std::to_string(groups[static_cast<size_t>(i)]));
+  std::istringstream line(out.substr(out.find("groups=") + 7));
+  for (std::string g; line >> g && g != ".";) got.insert(g);
+  CHECK(got == want);
+  size_t at = out.find("SigIgn:\t");
+  REQUIRE(at != std::string::npos);
+  uint64_t ignored = std::stoull(out.substr(at + 8, 16), nullptr, 16);
+  CHECK((ignored & 0x7fffffffULL) == 0);  // signals 1-31 (SIGPIPE included) at their defaults
   struct stat sb {};
   REQUIRE(stat((job.workdir + "/out-101-n1.txt").c_str(), &sb) == 0);
   CHECK(sb.st_uid == user.pw_uid);
