@@ -1,6 +1,7 @@
-// tbatch: thin entry point; the command lives in cli/lib (tbatch_cmd.cc).
+// tbatch: thin entry point; the command lives in cli/lib (tbatch_cmd.cc). Built without gRPC:
+// on a host without the controller's local socket it execs tbatch-remote.
 #include "cli/lib/command.h"
 
 int main(int argc, char** argv) {
-  return tessera::cli::RunMain(argc, argv, tessera::cli::RunTbatch);
+  return tessera::cli::RunLocalMain(argc, argv, tessera::cli::RunTbatch, "tbatch-remote");
 }

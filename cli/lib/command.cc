@@ -31,25 +31,6 @@ Result<std::string> ReadWholeFile(const std::string& path) {
   return ss.str();
 }
 
-Result<std::unique_ptr<ControllerApi>> ConnectFromConfig() {
-  std::string path = DefaultConfigPath();
-  auto cfg = LoadClusterConfig(path);
-  if (!cfg.ok())
-    return Status(cfg.status().code(),
-                  "cannot load configuration " + path + ": " + cfg.status().message());
-  // On the controller's host, its Unix socket (no gRPC start-up, no munge round trip);
-  // TESSERA_NO_LOCAL_SOCKET=1 forces gRPC (tests of the remote path).
-  const char* no_local = std::getenv("TESSERA_NO_LOCAL_SOCKET");
-  if (!cfg->ctld_socket.empty() && !(no_local && *no_local && std::string(no_local) != "0") &&
-      access(cfg->ctld_socket.c_str(), F_OK) == 0) {
-    auto local = LocalControllerApi::Connect(cfg->ctld_socket, kCallDeadline);
-    if (local.ok()) return std::unique_ptr<ControllerApi>(std::move(*local));
-  }
-  std::unique_ptr<ControllerApi> api = std::make_unique<GrpcControllerApi>(
-      *cfg, std::make_unique<rpc::MungeCodec>(cfg->munge_socket), kCallDeadline);
-  return api;
-}
-
 std::map<std::string, std::string> CurrentEnvironment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
@@ -73,34 +54,52 @@ void Warn(CommandContext& ctx, const std::string& msg) {
 
 std::string VersionLine() { return std::string("tessera ") + TESSERA_VERSION; }
 
-int RunMain(int argc, char** argv, int (*run)(CommandContext&)) {
-  SystemIdNames names;
-  CommandContext ctx;
+Result<ClusterConfig> LoadCommandConfig() {
+  std::string path = DefaultConfigPath();
+  auto cfg = LoadClusterConfig(path);
+  if (!cfg.ok())
+    return Status(cfg.status().code(),
+                  "cannot load configuration " + path + ": " + cfg.status().message());
+  return cfg;
+}
+
+Result<std::unique_ptr<ControllerApi>> ConnectLocal(const ClusterConfig& cfg) {
+  // On the controller's host, its Unix socket (no gRPC start-up, no munge round trip);
+  // TESSERA_NO_LOCAL_SOCKET=1 forces gRPC (tests of the remote path).
+  const char* no_local = std::getenv("TESSERA_NO_LOCAL_SOCKET");
+  if (cfg.ctld_socket.empty() || (no_local && *no_local && std::string(no_local) != "0") ||
+      access(cfg.ctld_socket.c_str(), F_OK) != 0)
+    return Unavailable("no local controller socket");
+  auto local = LocalControllerApi::Connect(cfg.ctld_socket, kCallDeadline);
+  if (!local.ok()) return local.status();
+  return std::unique_ptr<ControllerApi>(std::move(*local));
+}
+
+void InitMainContext(int argc, char** argv, SystemIdNames* names, CommandContext* ctx) {
   std::string prog = argc > 0 ? argv[0] : "tessera";
   size_t slash = prog.rfind('/');
-  ctx.prog = slash == std::string::npos ? prog : prog.substr(slash + 1);
-  for (int i = 1; i < argc; ++i) ctx.args.emplace_back(argv[i]);
-  ctx.env = CurrentEnvironment();
-  ctx.in = &std::cin;
-  ctx.out = &std::cout;
-  ctx.err = &std::cerr;
+  ctx->prog = slash == std::string::npos ? prog : prog.substr(slash + 1);
+  for (int i = 1; i < argc; ++i) ctx->args.emplace_back(argv[i]);
+  ctx->env = CurrentEnvironment();
+  ctx->in = &std::cin;
+  ctx->out = &std::cout;
+  ctx->err = &std::cerr;
   char buf[4096];
-  ctx.cwd = getcwd(buf, sizeof buf) ? buf : "/";
-  ctx.uid = getuid();
-  ctx.now = SystemClock().Now();
-  ctx.names = &names;
-  ctx.read_file = ReadWholeFile;
-  ctx.connect = ConnectFromConfig;
-  ctx.sleep = [](int64_t seconds) {
+  ctx->cwd = getcwd(buf, sizeof buf) ? buf : "/";
+  ctx->uid = getuid();
+  ctx->now = SystemClock().Now();
+  ctx->names = names;
+  ctx->read_file = ReadWholeFile;
+  ctx->sleep = [](int64_t seconds) {
     std::this_thread::sleep_for(std::chrono::seconds(seconds));
     return true;
   };
-  ctx.clock = [] { return SystemClock().Now(); };
-  int rc = run(ctx);
+  ctx->clock = [] { return SystemClock().Now(); };
+}
+
+void ExitMain(int rc) {
   std::cout.flush();
   std::cerr.flush();
-  // Everything is written: skip gRPC's shutdown and static destructors (several ms of a
-  // command's life). No daemon state lives in a command.
   std::_Exit(rc);
 }
 

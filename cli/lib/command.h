@@ -58,8 +58,22 @@ void Warn(CommandContext& ctx, const std::string& msg);
 std::string VersionLine();
 
 // The production context for main(): real environment, std streams, getcwd, getuid, system
-// clock, passwd lookups, and a connector that loads DefaultConfigPath() and uses munge with a
-// 30 s deadline per call.
+// clock and passwd lookups (`names` must outlive the command); `connect` is left to the caller.
+void InitMainContext(int argc, char** argv, SystemIdNames* names, CommandContext* ctx);
+// Flushes std streams and _Exits with rc: no static destructors, no gRPC shutdown (several ms of
+// a command's life; no daemon state lives in a command).
+[[noreturn]] void ExitMain(int rc);
+// Loads DefaultConfigPath(), or an error naming it.
+Result<ClusterConfig> LoadCommandConfig();
+// The controller's Unix socket (a 30 s deadline per call) when this host has it and
+// TESSERA_NO_LOCAL_SOCKET is unset or "0"; kUnavailable otherwise.
+Result<std::unique_ptr<ControllerApi>> ConnectLocal(const ClusterConfig& cfg);
+
+// main() of a command (run_main.cc): its controller is the local socket, else gRPC + munge.
 int RunMain(int argc, char** argv, int (*run)(CommandContext&));
+// main() of a command built without gRPC (run_local_main.cc): when this host has the local
+// socket, runs the command on it; otherwise, before reading anything, execs `remote` (a RunMain
+// build of the same command in this program's directory) with the same arguments.
+int RunLocalMain(int argc, char** argv, int (*run)(CommandContext&), const char* remote);
 
 }  // namespace tessera::cli

@@ -1,7 +1,8 @@
 #pragma once
 // The controller's API as the commands use it: one method per RPC, Result<> in, no gRPC types
-// in the signatures. GrpcControllerApi is the real client (fresh munge credential and a deadline
-// on every call, errors converted with rpc::FromGrpc); tests use a fake.
+// in the signatures (nor in what this header includes, so a command that only talks to the
+// local socket links without gRPC). Implementations: GrpcControllerApi
+// (grpc_controller_api.h), LocalControllerApi (local_controller_api.h); tests use a fake.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -9,8 +10,7 @@
 #include "common/cluster_config.h"
 #include "common/status.h"
 #include "rpc/controller_methods.h"
-#include "rpc/munge_codec.h"
-#include "tessera/v1/controller.grpc.pb.h"
+#include "tessera/v1/controller.pb.h"
 
 namespace tessera::cli {
 
@@ -54,23 +54,6 @@ class ControllerApi {
     (void)req;
     return Status(Code::kUnimplemented, "ConfigureMig is not implemented by " + Target());
   }
-};
-
-class GrpcControllerApi final : public ControllerApi {
- public:
-  GrpcControllerApi(const ClusterConfig& cfg, std::unique_ptr<rpc::CredentialCodec> codec,
-                    std::chrono::seconds deadline);
-  std::string Target() const override { return target_; }
-  TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_CONTROLLER_API_OVERRIDE)
-
- private:
-  template <typename Req, typename Resp, typename Method>
-  Result<Resp> Call(Method method, const Req& req);
-
-  std::string target_;
-  std::unique_ptr<rpc::CredentialCodec> codec_;
-  std::chrono::seconds deadline_;
-  std::unique_ptr<pb::Controller::Stub> stub_;
 };
 
 }  // namespace tessera::cli

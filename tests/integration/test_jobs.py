@@ -28,6 +28,22 @@ def test_job_runs_as_its_submitter_and_is_accounted(cluster):
     assert f"{job}|whoami|FAILED|3:0" in p.stdout
 
 
+def test_tbatch_without_the_local_socket_goes_through_grpc(cluster):
+    """`tbatch` links no gRPC: without the local socket it execs tbatch-remote, before reading
+    the script from stdin, under its own name."""
+    user = "tessera-alice"
+    work = cluster.user_dir(user)
+    remote = {"TESSERA_NO_LOCAL_SOCKET": "1"}
+    script = "#!/bin/sh\n#SBATCH -o remote-%j.txt\necho remote $(id -un)\n"
+    p = cluster.run(["tbatch", "--parsable"], user=user, cwd=work, input=script, env=remote)
+    job = int(p.stdout.strip())
+    state, _ = cluster.wait_state(job, ["COMPLETED", "FAILED"])
+    assert state == "COMPLETED"
+    assert open(os.path.join(work, f"remote-{job}.txt")).read() == f"remote {user}\n"
+    p = cluster.run(["tbatch", "--no-such-option"], check=False, env=remote)
+    assert p.returncode != 0 and p.stderr.startswith("tbatch: "), p.stderr
+
+
 def test_successful_job_completes(cluster):
     work = cluster.user_dir("tessera-bob")
     job = cluster.submit(["--wrap", "echo hello", "-o", "hello.out"], user="tessera-bob", cwd=work)

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <vector>
 
-#include "cli/lib/controller_api.h"
+#include "cli/lib/grpc_controller_api.h"
 #include "rpc/grpc_util.h"
 
 namespace tessera::cli {

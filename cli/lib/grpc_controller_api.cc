@@ -1,4 +1,4 @@
-#include "cli/lib/controller_api.h"
+#include "cli/lib/grpc_controller_api.h"
 
 #include "rpc/grpc_util.h"
 

@@ -1,0 +1,24 @@
+// RunMain (command.h): the local socket, else gRPC + munge. Kept apart from command.cc so that
+// commands built with RunLocalMain link no gRPC.
+#include "cli/lib/command.h"
+#include "cli/lib/grpc_controller_api.h"
+#include "cli/lib/id_names.h"
+
+namespace tessera::cli {
+
+int RunMain(int argc, char** argv, int (*run)(CommandContext&)) {
+  SystemIdNames names;
+  CommandContext ctx;
+  InitMainContext(argc, argv, &names, &ctx);
+  ctx.connect = []() -> Result<std::unique_ptr<ControllerApi>> {
+    auto cfg = LoadCommandConfig();
+    if (!cfg.ok()) return cfg.status();
+    auto local = ConnectLocal(*cfg);
+    if (local.ok()) return local;
+    return std::unique_ptr<ControllerApi>(std::make_unique<GrpcControllerApi>(
+        *cfg, std::make_unique<rpc::MungeCodec>(cfg->munge_socket), std::chrono::seconds(30)));
+  };
+  ExitMain(run(ctx));
+}
+
+}  // namespace tessera::cli
