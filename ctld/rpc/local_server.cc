@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -82,10 +83,12 @@ LocalServer::~LocalServer() {
   stopping_ = true;
   shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
   for (int fd : open_) shutdown(fd, SHUT_RDWR);
+  work_.notify_all();
   l.unlock();
   acceptor_.join();
   l.lock();
-  idle_.wait(l, [this] { return open_.empty(); });
+  idle_.wait(l, [this] { return workers_ == 0; });
+  for (int fd : ready_) close(fd);  // accepted while stopping: no worker took them
   close(listen_fd_);
   unlink(path_.c_str());
 }
@@ -108,8 +111,32 @@ void LocalServer::AcceptLoop() {
       continue;
     }
     open_.insert(fd);
-    std::thread([this, fd] { Serve(fd); }).detach();
+    if (ready_.size() < static_cast<size_t>(idle_workers_)) {
+      ready_.push_back(fd);
+      work_.notify_one();
+    } else {
+      ++workers_;
+      std::thread([this, fd] { Work(fd); }).detach();
+    }
   }
+}
+
+void LocalServer::Work(int fd) {
+  constexpr auto kIdle = std::chrono::seconds(30);
+  std::unique_lock<std::mutex> l(mu_);
+  while (true) {
+    l.unlock();
+    Serve(fd);
+    l.lock();
+    ++idle_workers_;
+    bool got = work_.wait_for(l, kIdle, [this] { return stopping_ || !ready_.empty(); });
+    --idle_workers_;
+    if (!got || stopping_) break;
+    fd = ready_.front();
+    ready_.pop_front();
+  }
+  --workers_;
+  idle_.notify_all();
 }
 
 void LocalServer::Serve(int fd) {

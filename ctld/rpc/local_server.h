@@ -5,13 +5,15 @@
 // the per-method authorization is the same (ControllerService::Check). Streaming RPCs stay
 // gRPC-only.
 //
-// One thread accepts; each connection is served by its own short-lived thread, calls one after
-// another; at most 256 connections are served at once (more are closed and logged), and a
-// connection silent for 60 s is closed. Destruction stops accepting, shuts every open connection down, waits for their
-// threads and removes the socket file.
+// One thread accepts; each connection is served by one worker thread, calls one after another.
+// Workers are kept for the next connection (idle ones exit after 30 s): a command's call then
+// costs no thread creation. At most 256 connections are served at once (more are closed and
+// logged), and a connection silent for 60 s is closed. Destruction stops accepting, shuts every
+// open connection down, waits for the workers and removes the socket file.
 #include <grpcpp/grpcpp.h>
 
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -57,6 +59,8 @@ class LocalServer {
   void Add(const char* name, grpc::Status (v1::Controller::Service::*method)(grpc::ServerContext*,
                                                                              const Req*, Resp*));
   void AcceptLoop();
+  // A worker: serves `fd`, then waits for the next accepted connection.
+  void Work(int fd);
   void Serve(int fd);
   // One request payload -> one response frame.
   Status Answer(int fd, const std::string& payload, uint32_t uid, uint32_t gid);
@@ -67,8 +71,12 @@ class LocalServer {
   v1::Controller::Service* service_;
   std::map<std::string, Handler, std::less<>> handlers_;
   std::mutex mu_;
-  std::condition_variable idle_;
-  std::set<int> open_;  // connections being served
+  std::condition_variable idle_;  // a connection or a worker ended
+  std::condition_variable work_;  // ready_ has a connection, or stopping_
+  std::set<int> open_;            // accepted connections, not yet closed
+  std::deque<int> ready_;         // accepted, waiting for an idle worker
+  int workers_ = 0;               // live worker threads
+  int idle_workers_ = 0;          // of which waiting in work_
   bool stopping_ = false;
   std::thread acceptor_;
 };
