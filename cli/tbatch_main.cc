@@ -1,7 +1,6 @@
-// tbatch: thin entry point; the command lives in cli/lib (tbatch_cmd.cc). Built without gRPC:
-// on a host without the controller's local socket it execs tbatch-remote.
+// tbatch: thin entry point; the command lives in cli/lib (tbatch_cmd.cc).
 #include "cli/lib/command.h"
 
 int main(int argc, char** argv) {
-  return tessera::cli::RunLocalMain(argc, argv, tessera::cli::RunTbatch, "tbatch-remote");
+  return tessera::cli::RunMain(argc, argv, tessera::cli::RunTbatch);
 }

@@ -71,9 +71,5 @@ Result<std::unique_ptr<ControllerApi>> ConnectLocal(const ClusterConfig& cfg);
 
 // main() of a command (run_main.cc): its controller is the local socket, else gRPC + munge.
 int RunMain(int argc, char** argv, int (*run)(CommandContext&));
-// main() of a command built without gRPC (run_local_main.cc): when this host has the local
-// socket, runs the command on it; otherwise, before reading anything, execs `remote` (a RunMain
-// build of the same command in this program's directory) with the same arguments.
-int RunLocalMain(int argc, char** argv, int (*run)(CommandContext&), const char* remote);
 
 }  // namespace tessera::cli

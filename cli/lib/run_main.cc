@@ -1,5 +1,5 @@
-// RunMain (command.h): the local socket, else gRPC + munge. Kept apart from command.cc so that
-// commands built with RunLocalMain link no gRPC.
+// RunMain (command.h): the local socket, else gRPC + munge. The only place the commands
+// construct the gRPC client (command.cc and the interface in controller_api.h have no gRPC).
 #include "cli/lib/command.h"
 #include "cli/lib/grpc_controller_api.h"
 #include "cli/lib/id_names.h"

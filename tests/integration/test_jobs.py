@@ -29,8 +29,7 @@ def test_job_runs_as_its_submitter_and_is_accounted(cluster):
 
 
 def test_tbatch_without_the_local_socket_goes_through_grpc(cluster):
-    """`tbatch` links no gRPC: without the local socket it execs tbatch-remote, before reading
-    the script from stdin, under its own name."""
+    """The remote path (gRPC + munge, as from a login node) with a script on stdin."""
     user = "tessera-alice"
     work = cluster.user_dir(user)
     remote = {"TESSERA_NO_LOCAL_SOCKET": "1"}
