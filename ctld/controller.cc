@@ -138,7 +138,7 @@ void Controller::Submit(JobRecord draft, std::function<void(Result<uint64_t>)> d
 
 Controller::WhatIf Controller::WouldStart(const JobRecord& draft) {
   int64_t now = clock_->Now();
-  auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), nodes_, now,
+  auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), jobs_.active(), nodes_, now,
                                     [this](uint64_t id) { return jobs_.IsDurable(id); });
   sched::JobSnap probe = SchedBridge::ToSnap(draft);
   probe.id = UINT64_MAX;  // never a real job id
@@ -524,7 +524,7 @@ void Controller::RequestSchedule() {
 void Controller::RunCycle() {
   int64_t t0 = clock_->MonotonicMicros();
   int64_t now = clock_->Now();
-  auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), nodes_, now,
+  auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), jobs_.active(), nodes_, now,
                                     [this](uint64_t id) { return jobs_.IsDurable(id); });
   auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
   stats_.jobs_backfilled += result.jobs_backfilled;

@@ -87,6 +87,7 @@ sched::ClusterSnapshot SchedBridge::EmptyCluster(const ClusterConfig& cfg) {
 
 sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
                                              const std::map<uint64_t, JobRecord>& jobs,
+                                             const std::vector<const JobRecord*>& active,
                                              NodeTable& nodes, int64_t now,
                                              const std::function<bool(uint64_t)>& durable) {
   sched::ClusterSnapshot s = EmptyCluster(cfg);
@@ -109,12 +110,11 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
   // proportional to the jobs that can actually run. They stay in when some job has a
   // dependency (which may name a held job); so do the finished jobs, which only dependencies
   // look at (until MinJobAge purges them they would otherwise make every cycle O(all jobs)).
-  bool with_held = std::any_of(jobs.begin(), jobs.end(), [](const auto& kv) {
-    return kv.second.State() == JobState::kPending && !kv.second.spec.dependency.empty();
+  bool with_held = std::any_of(active.begin(), active.end(), [](const JobRecord* j) {
+    return j->State() == JobState::kPending && !j->spec.dependency.empty();
   });
-  for (const auto& [id, j] : jobs) {
-    if (!with_held && IsFinished(j.State())) continue;
-    if (!durable(id)) continue;
+  auto add = [&](const JobRecord& j) {
+    if (!durable(j.job_id)) return;
     switch (j.State()) {
       case JobState::kPending:
         if (with_held || !j.held) s.pending.push_back(ToSnap(j));
@@ -124,8 +124,13 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
       case JobState::kCompleting: s.running.push_back(ToRunning(j)); break;
       default:
         if (with_held)
-          s.finished.push_back({id, j.State() == JobState::kCompleted && j.exit_code == 0});
+          s.finished.push_back({j.job_id, j.State() == JobState::kCompleted && j.exit_code == 0});
     }
+  };
+  if (with_held) {
+    for (const auto& [id, j] : jobs) add(j);
+  } else {
+    for (const JobRecord* j : active) add(*j);
   }
   return s;
 }

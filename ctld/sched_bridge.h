@@ -17,8 +17,11 @@ namespace tessera::ctld {
 class SchedBridge {
  public:
   // `durable(id)`: whether the job's submission has committed (others are invisible).
+  // `active`: the unfinished jobs in id order (JobManager::active()), what is walked unless a
+  // pending job has a dependency: then every record of `jobs` is (held and finished jobs too).
   static sched::ClusterSnapshot Snapshot(const ClusterConfig& cfg,
                                          const std::map<uint64_t, JobRecord>& jobs,
+                                         const std::vector<const JobRecord*>& active,
                                          NodeTable& nodes, int64_t now,
                                          const std::function<bool(uint64_t)>& durable);
   // The job as the scheduler sees it (also used for the submit-time checks).

@@ -81,7 +81,7 @@ Status JobManager::Recover() {
 
 Status JobManager::PrepareJobDir(const v1::LaunchJob& l) {
   uint64_t id = l.job_id();
-  TESSERA_RETURN_IF_ERROR(spool_.CreateJobDir(id));
+  TESSERA_RETURN_IF_ERROR(spool_.CreateJobDir(id, l.uid()));
   // Only root reads it: it holds the job's script and environment.
   TESSERA_RETURN_IF_ERROR(WriteFileAtomic(spool_.LaunchFile(id), l.SerializeAsString(),
                                           Durability::kProcessCrash, 0600));
@@ -95,19 +95,24 @@ Status JobManager::PrepareJobDir(const v1::LaunchJob& l) {
            std::to_string(iso.cgroup.memory_bytes >> 20) + " MiB");
   }
   if (l.script().empty()) return Status::Ok();
+  // An existing script here is the same user's (Spool::CreateJobDir): overwritten in place.
   std::string path = spool_.ScriptFile(id);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0700);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0700);
   if (fd < 0) return Internal("cannot create script " + path + ": " + std::strerror(errno));
   const std::string& text = l.script();
   size_t off = 0;
   while (off < text.size()) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    ssize_t n = ::pwrite(fd, text.data() + off, text.size() - off, static_cast<off_t>(off));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       ::close(fd);
       return Internal("cannot write script " + path + ": " + std::strerror(errno));
     }
     off += static_cast<size_t>(n);
+  }
+  if (::ftruncate(fd, static_cast<off_t>(text.size())) != 0) {
+    ::close(fd);
+    return Internal("cannot write script " + path + ": " + std::strerror(errno));
   }
   bool owned = ::fchown(fd, l.uid(), l.gid()) == 0;
   int chown_errno = errno;

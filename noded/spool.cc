@@ -14,6 +14,16 @@ namespace tessera::noded {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+uint32_t ScriptOwner(const std::string& dir) {
+  struct stat st{};
+  if (::lstat((dir + "/script").c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Spool::kNoUser;
+  return st.st_uid;
+}
+
+}  // namespace
+
 Status Spool::Init() {
   std::error_code ec;
   fs::create_directories(root_, ec);
@@ -28,7 +38,7 @@ Status Spool::Init() {
     if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos) continue;
     next_free_ = std::max<uint64_t>(next_free_, std::stoull(num) + 1);
     if (free_.size() < kMaxFreeDirs && it->is_directory())
-      free_.push_back(it->path().string());
+      free_.push_back({it->path().string(), ScriptOwner(it->path().string())});
     else
       fs::remove_all(it->path(), ec);
   }
@@ -50,21 +60,24 @@ Result<std::vector<uint64_t>> Spool::ListJobs() const {
   return ids;
 }
 
-Status Spool::CreateJobDir(uint64_t id) {
+Status Spool::CreateJobDir(uint64_t id, uint32_t uid) {
   std::string dir = JobDir(id);
   struct stat st{};
   if (::lstat(dir.c_str(), &st) == 0) return AlreadyExists("job directory " + dir + " exists");
   while (!free_.empty()) {
-    std::string from = std::move(free_.back());
-    free_.pop_back();
+    auto mine = std::find_if(free_.rbegin(), free_.rend(),
+                             [uid](const FreeDir& f) { return f.script_uid == uid; });
+    auto pick = mine != free_.rend() ? std::prev(mine.base()) : std::prev(free_.end());
+    FreeDir from = std::move(*pick);
+    free_.erase(pick);
     // rename() would replace an empty job.<id> made meanwhile; the lstat above rules that out
     // for noded, the only writer of the spool's top level.
-    if (::rename(from.c_str(), dir.c_str()) != 0) continue;
+    if (::rename(from.path.c_str(), dir.c_str()) != 0) continue;
     // Each file the next job writes goes back to <file>.tmp, whose inode WriteFileAtomic then
     // reuses; until then the job has none of them.
     for (std::string f : {"/launch.pb", "/isolation", "/stepd.pid", "/status"})
       (void)::rename((dir + f).c_str(), (dir + f + ".tmp").c_str());
-    (void)::unlink((dir + "/script").c_str());
+    if (from.script_uid != uid || uid == kNoUser) (void)::unlink((dir + "/script").c_str());
     (void)::truncate((dir + "/stepd.log").c_str(), 0);
     return Status::Ok();
   }
@@ -81,8 +94,7 @@ Status Spool::RemoveJobDir(uint64_t id) {
   if (free_.size() < kMaxFreeDirs) {
     std::string to = root_ + "/free." + std::to_string(next_free_++);
     if (::rename(dir.c_str(), to.c_str()) == 0) {
-      (void)::unlink((to + "/script").c_str());
-      free_.push_back(to);
+      free_.push_back({to, ScriptOwner(to)});
       return Status::Ok();
     }
   }

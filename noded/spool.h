@@ -18,11 +18,12 @@
 // A job directory is given up only when ctld acknowledged the job's JobFinished. It is then
 // renamed to free.<n> (at most kMaxFreeDirs; more are deleted), and the next job renames one
 // back to job.<id> with its files renamed to <file>.tmp, whose inodes WriteFileAtomic reuses: a
-// job creates no inodes here except its script, and truncates nothing to zero. Per-job
-// create/delete churn was ~40% of the machine's CPU under a stream of short jobs on an ext4
-// without a journal, where creating an inode scans the recently deleted ones. The script is a
-// new file for every job (removed when the directory is given up): a process of an earlier job
-// that still holds it open must not see the next user's.
+// job creates no inodes here, and truncates nothing to zero. Per-job create/delete churn was
+// ~40% of the machine's CPU under a stream of short jobs on an ext4 without a journal, where
+// creating an inode scans the recently deleted ones. The script's inode is reused only for a job
+// of the same user (a directory whose script is that user's is preferred); for another user it
+// is removed and made anew: a process of an earlier job that still holds it open must not see
+// another user's script.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -52,10 +53,12 @@ class Spool {
   Status Init();
   // Ids of all job.<id> directories, ascending. Other entries are ignored.
   Result<std::vector<uint64_t>> ListJobs() const;
-  // Makes job.<id> (0755) from a free directory (launch.pb, isolation, stepd.pid and status
-  // renamed to .tmp, script removed, stepd.log emptied) or anew. kAlreadyExists when it exists.
-  Status CreateJobDir(uint64_t id);
-  // Gives job.<id> up: kept as a free directory (script removed) or deleted.
+  static constexpr uint32_t kNoUser = ~0u;
+  // Makes job.<id> (0755) for a job of user `uid` from a free directory (preferably one whose
+  // script is `uid`'s; launch.pb, isolation, stepd.pid and status renamed to .tmp, stepd.log
+  // emptied, a script of another user removed) or anew. kAlreadyExists when it exists.
+  Status CreateJobDir(uint64_t id, uint32_t uid = kNoUser);
+  // Gives job.<id> up: kept as a free directory (with its script) or deleted.
   Status RemoveJobDir(uint64_t id);
   size_t FreeDirs() const { return free_.size(); }
   // The pid in stepd.pid, or 0 when absent or malformed.
@@ -63,7 +66,11 @@ class Spool {
 
  private:
   std::string root_;
-  std::vector<std::string> free_;  // free.<n> paths
+  struct FreeDir {
+    std::string path;
+    uint32_t script_uid;  // owner of its script; kNoUser when it has none
+  };
+  std::vector<FreeDir> free_;
   uint64_t next_free_ = 0;
 };
 

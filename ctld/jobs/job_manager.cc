@@ -27,8 +27,14 @@ uint64_t JobManager::NextId(Batch* b) {
 
 void JobManager::Transition(JobRecord& r, const char* type, const std::string& detail, Batch* b) {
   JobEvent e{++seq_, r.job_id, clock_->Now(), type, detail};
+  bool was_finished = IsFinished(r.State());
   auto next = Apply(r, e);
   if (next.ok()) r = std::move(*next);
+  if (was_finished && !IsFinished(r.State())) {  // requeue of a finished job: active again
+    auto at = std::lower_bound(active_.begin(), active_.end(), r.job_id,
+                               [](const JobRecord* a, uint64_t v) { return a->job_id < v; });
+    if (at == active_.end() || (*at)->job_id != r.job_id) active_.insert(at, &r);
+  }
   b->AddEvent(e);
   if (IsFinished(r.State())) {
     b->ArchiveJob(r);
@@ -109,6 +115,7 @@ uint64_t JobManager::Submit(JobRecord draft, std::function<void(Result<uint64_t>
     JobRecord& r = jobs_[initial.job_id];
     if (ordered_.empty() || ordered_.back()->job_id < initial.job_id) {
       ordered_.push_back(&r);  // ids only grow: the usual case
+      active_.push_back(&r);
     } else {
       Reindex();
     }
@@ -288,13 +295,24 @@ void JobManager::PurgeFinished(int64_t min_age_s) {
 void JobManager::Reindex() {
   ordered_.clear();
   ordered_.reserve(jobs_.size());
-  for (const auto& [id, r] : jobs_) ordered_.push_back(&r);
+  active_.clear();
+  for (const auto& [id, r] : jobs_) {
+    ordered_.push_back(&r);
+    if (!IsFinished(r.State())) active_.push_back(&r);
+  }
+}
+
+const std::vector<const JobRecord*>& JobManager::active() {
+  std::erase_if(active_, [](const JobRecord* r) { return IsFinished(r->State()); });
+  return active_;
 }
 
 void JobManager::Unindex(uint64_t id) {
-  auto it = std::lower_bound(ordered_.begin(), ordered_.end(), id,
-                             [](const JobRecord* r, uint64_t v) { return r->job_id < v; });
-  if (it != ordered_.end() && (*it)->job_id == id) ordered_.erase(it);
+  auto by_id = [](const JobRecord* r, uint64_t v) { return r->job_id < v; };
+  for (auto* index : {&ordered_, &active_}) {
+    auto it = std::lower_bound(index->begin(), index->end(), id, by_id);
+    if (it != index->end() && (*it)->job_id == id) index->erase(it);
+  }
 }
 
 }  // namespace tessera::ctld

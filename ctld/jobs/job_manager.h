@@ -52,6 +52,10 @@ class JobManager {
   // The same records in id order, as one contiguous array (listing 100k jobs walks this
   // instead of the tree: ListJobs, issue #6). Includes jobs whose submission is not yet durable.
   const std::vector<const JobRecord*>& ordered() const { return ordered_; }
+  // The jobs that are not finished, in id order (also not yet durable ones): what a scheduling
+  // cycle walks instead of every record (finished ones stay MinJobAge). Drops, on each call,
+  // the records that finished since the last one.
+  const std::vector<const JobRecord*>& active();
   bool IsDurable(uint64_t id) const { return !in_flight_.count(id); }
 
   Status Hold(uint64_t id, const Caller& c);
@@ -86,7 +90,7 @@ class JobManager {
   void Transition(JobRecord& r, const char* type, const std::string& detail, Batch* b);
   void CommitBatch(Batch b, Done done);
   uint64_t NextId(Batch* b);
-  void Reindex();  // rebuilds ordered_ from jobs_
+  void Reindex();  // rebuilds ordered_ and active_ from jobs_
   void Unindex(uint64_t id);
 
   Store* store_;
@@ -94,6 +98,7 @@ class JobManager {
   EventListener listener_;
   std::map<uint64_t, JobRecord> jobs_;
   std::vector<const JobRecord*> ordered_;  // jobs_ in id order (map nodes do not move)
+  std::vector<const JobRecord*> active_;   // not finished (plus some finished since active())
   std::map<uint64_t, bool> in_flight_;  // submitted, not yet durable
   std::vector<std::pair<JobEvent, JobRecord>> pending_events_;
   uint64_t next_id_ = 1;

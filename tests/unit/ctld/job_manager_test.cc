@@ -50,6 +50,45 @@ TEST_CASE("job ids are never reused, even after a restart") {
   CHECK(next == 1 + JobManager::kIdBlock);
 }
 
+namespace {
+std::vector<uint64_t> ActiveIds(JobManager& m) {
+  std::vector<uint64_t> ids;
+  for (const JobRecord* r : m.active()) ids.push_back(r->job_id);
+  return ids;
+}
+}  // namespace
+
+TEST_CASE("active() holds the unfinished jobs in id order, through finish, requeue and restart") {
+  TempDir d;
+  FakeClock clock;
+  std::string db = d.path + "/t.db";
+  {
+    auto s = Store::Open(db);
+    JobManager m(s->get(), &clock);
+    m.Recover(*(*s)->Load());
+    for (int i = 0; i < 4; ++i) SubmitSync(m, Draft(1000));
+    CHECK(ActiveIds(m) == std::vector<uint64_t>{1, 2, 3, 4});
+    m.MarkStarted(2, {{"n1", 1, 0, {}, 1}}, nullptr);
+    m.MarkFinished(2, JobState::kCompleted, 0, 0, 0, "", nullptr);
+    bool sig = false;
+    REQUIRE(m.Cancel(3, Caller{1000, 1000}, &sig).ok());
+    CHECK(ActiveIds(m) == std::vector<uint64_t>{1, 4});
+    CHECK(m.jobs().size() == 4);  // finished records stay until MinJobAge
+    std::promise<Status> requeued;
+    m.MarkRequeued(2, "requeued by test", [&](const Status& st) { requeued.set_value(st); });
+    CHECK(ActiveIds(m) == std::vector<uint64_t>{1, 2, 4});  // a finished job back, in its place
+    REQUIRE(requeued.get_future().get().ok());
+    clock.Advance(1000);
+    m.PurgeFinished(300);
+    CHECK(ActiveIds(m) == std::vector<uint64_t>{1, 2, 4});
+    CHECK(m.jobs().size() == 3);
+  }
+  auto s = Store::Open(db);
+  JobManager m(s->get(), &clock);
+  m.Recover(*(*s)->Load());
+  CHECK(ActiveIds(m) == std::vector<uint64_t>{1, 2, 4});
+}
+
 TEST_CASE("only the owner or an admin may control a job") {
   TempDir d;
   FakeClock clock;

@@ -103,6 +103,28 @@ TEST_CASE("an acknowledged job directory is reused in place by the next job") {
   CHECK(spool.CreateJobDir(3).code() == Code::kAlreadyExists);
 }
 
+TEST_CASE("a script inode is reused for the same user only, and that user's directory is chosen") {
+  ScratchDir d;
+  Spool spool(d.path());
+  REQUIRE(spool.Init().ok());
+  const uint32_t alice = 4001, bob = 4002;
+  for (uint64_t id : {1, 2}) {
+    FillJob(spool, id);
+    REQUIRE(::chown(spool.ScriptFile(id).c_str(), id == 1 ? alice : bob, 0) == 0);
+  }
+  ino_t alice_script = Inode(spool.ScriptFile(1));
+  REQUIRE(spool.RemoveJobDir(1).ok());  // alice's directory, then bob's
+  REQUIRE(spool.RemoveJobDir(2).ok());
+  // alice gets her own directory back, not the last one given up: her script inode stays.
+  REQUIRE(spool.CreateJobDir(3, alice).ok());
+  REQUIRE(std::filesystem::exists(spool.ScriptFile(3)));
+  CHECK(Inode(spool.ScriptFile(3)) == alice_script);
+  // carol gets bob's directory without bob's script.
+  REQUIRE(spool.CreateJobDir(4, 4003).ok());
+  CHECK(!std::filesystem::exists(spool.ScriptFile(4)));
+  CHECK(spool.FreeDirs() == 0);
+}
+
 TEST_CASE("at most kMaxFreeDirs are kept, and a restarted noded takes them up") {
   ScratchDir d;
   const size_t extra = 3;
