@@ -1,6 +1,8 @@
 #pragma once
 // Injectable time source. Production code takes a Clock& and never calls time() itself,
 // so tests and tessera-sim can drive time explicitly.
+#include <time.h>
+
 #include <chrono>
 #include <cstdint>
 
@@ -13,6 +15,9 @@ class Clock {
   virtual int64_t Now() const = 0;
   // Monotonic time in microseconds, for measuring durations.
   virtual int64_t MonotonicMicros() const = 0;
+  // CPU time of the calling thread in microseconds: what a piece of work cost, whatever else
+  // ran on the machine meanwhile. Default: MonotonicMicros().
+  virtual int64_t ThreadCpuMicros() const { return MonotonicMicros(); }
 };
 
 class SystemClock final : public Clock {
@@ -26,6 +31,11 @@ class SystemClock final : public Clock {
     return std::chrono::duration_cast<std::chrono::microseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
+  }
+  int64_t ThreadCpuMicros() const override {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
   }
 };
 

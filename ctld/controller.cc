@@ -500,12 +500,14 @@ void Controller::CheckNodes() {
 void Controller::RequestSchedule() {
   if (cycle_requested_) return;
   cycle_requested_ = true;
-  // Pace event-triggered cycles: after a cycle that took T, wait until 2T has passed since it
-  // ended, so scheduling takes at most a third of the core thread under a storm of events; and
+  // Pace event-triggered cycles: after a cycle that took T of CPU time, wait until 2T has passed
+  // since it ended, so scheduling takes at most a third of the core thread under a storm of
+  // events (CPU, not wall time: on a loaded machine a preempted cycle's wall time would stretch
+  // the gaps while the nodes wait for work); and
   // at least kMinCycleGapUs, so a stream of job ends (each frees a slot) is handled by one cycle
   // per few jobs instead of one cycle (over every pending job) per job. An idle controller
   // still schedules at once.
-  int64_t gap_us = std::max<int64_t>(kMinCycleGapUs, 2 * stats_.last_cycle_us);
+  int64_t gap_us = std::max<int64_t>(kMinCycleGapUs, 2 * stats_.last_cycle_cpu_us);
   int64_t wait_us = std::max<int64_t>(0, last_cycle_end_us_ + gap_us - clock_->MonotonicMicros());
   auto run = [this] {
     cycle_requested_ = false;
@@ -523,6 +525,7 @@ void Controller::RequestSchedule() {
 
 void Controller::RunCycle() {
   int64_t t0 = clock_->MonotonicMicros();
+  int64_t cpu0 = clock_->ThreadCpuMicros();
   int64_t now = clock_->Now();
   auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), jobs_.active(), nodes_, now,
                                     [this](uint64_t id) { return jobs_.IsDurable(id); });
@@ -562,6 +565,7 @@ void Controller::RunCycle() {
   int64_t us = last_cycle_end_us_ - t0;
   stats_.cycles++;
   stats_.last_cycle_us = us;
+  stats_.last_cycle_cpu_us = clock_->ThreadCpuMicros() - cpu0;
   stats_.total_cycle_us += us;
   stats_.max_cycle_us = std::max(stats_.max_cycle_us, us);
 }

@@ -50,6 +50,7 @@ struct CtldStats {
   int64_t start_time = 0;
   uint64_t cycles = 0;
   int64_t last_cycle_us = 0;
+  int64_t last_cycle_cpu_us = 0;  // the core thread's CPU time in the last cycle
   int64_t max_cycle_us = 0;
   int64_t total_cycle_us = 0;
   uint64_t jobs_submitted = 0;

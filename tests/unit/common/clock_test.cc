@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <thread>
+
 namespace tessera {
 namespace {
 
@@ -30,3 +33,16 @@ TEST_CASE("clock: SystemClock is plausible and monotonic", "[clock]") {
 
 }  // namespace
 }  // namespace tessera
+
+TEST_CASE("SystemClock's thread CPU time counts this thread's work, not sleeping") {
+  tessera::SystemClock c;
+  int64_t cpu0 = c.ThreadCpuMicros(), wall0 = c.MonotonicMicros();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  int64_t slept_cpu = c.ThreadCpuMicros() - cpu0;
+  CHECK(c.MonotonicMicros() - wall0 >= 30000);
+  CHECK(slept_cpu < 10000);
+  volatile uint64_t x = 0;
+  int64_t cpu1 = c.ThreadCpuMicros();
+  while (c.ThreadCpuMicros() - cpu1 < 20000) x = x + 1;  // spins 20 ms of CPU
+  CHECK(c.ThreadCpuMicros() - cpu1 >= 20000);
+}
