@@ -34,7 +34,8 @@ struct ChildPlan {
   std::string workdir;
   std::vector<std::string> env;
   std::vector<std::string> argv;  // argv[0] = program (script path or command)
-  bool is_script = false;
+  std::string exec_path;          // argv[0] found with the job's PATH
+
   std::vector<std::string> join_files;  // cgroup.procs files to write "0" to
   std::string cgroup_name;
 };
@@ -50,12 +51,35 @@ std::vector<char*> CArray(std::vector<std::string>& v) {
 // and runs system calls only (no allocation, no locks, no stdio).
 struct ChildExec {
   ChildPlan& p;
-  std::vector<char*> argv, envp, sh_argv;
+  std::vector<char*> argv, envp, sh_argv;  // sh_argv: /bin/sh <program> <arguments> (ENOEXEC)
   std::string sh = "/bin/sh";
   explicit ChildExec(ChildPlan& plan) : p(plan), argv(CArray(plan.argv)), envp(CArray(plan.env)) {
-    sh_argv = {sh.data(), plan.argv[0].data(), nullptr};
+    sh_argv = {sh.data(), plan.exec_path.data()};
+    sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());  // arguments and the nullptr
   }
 };
+
+// argv[0] as execvp would find it, but with the job's PATH (relative entries from the job's
+// workdir): the vfork'ed child must not search itself (execvp reads stepd's environ). Unchanged
+// when it has a slash or is not found (the exec then fails as execvp would).
+std::string ResolveProgram(const std::string& name, const std::vector<std::string>& env,
+                           const std::string& workdir) {
+  if (name.empty() || name.find('/') != std::string::npos) return name;
+  std::string path = "/usr/local/bin:/usr/bin:/bin";
+  for (const auto& kv : env)
+    if (kv.rfind("PATH=", 0) == 0) path = kv.substr(5);
+  for (size_t start = 0; start <= path.size();) {
+    size_t end = std::min(path.find(':', start), path.size());
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty() || dir[0] != '/') dir = workdir + (dir.empty() ? "" : "/" + dir);
+    std::string candidate = dir + "/" + name;
+    struct stat st{};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+      return candidate;
+    start = end + 1;
+  }
+  return name;
+}
 
 void Put(int fd, const char* s) {
   ssize_t n = ::write(fd, s, std::strlen(s));
@@ -118,12 +142,8 @@ void Put(int fd, const char* s) {
       Put(errfd, part);
     ::_exit(1);
   }
-  if (p.is_script) {
-    ::execve(c.argv[0], c.argv.data(), c.envp.data());
-    if (errno == ENOEXEC) ::execve(c.sh_argv[0], c.sh_argv.data(), c.envp.data());
-  } else {
-    ::execvpe(c.argv[0], c.argv.data(), c.envp.data());
-  }
+  ::execve(p.exec_path.c_str(), c.argv.data(), c.envp.data());
+  if (errno == ENOEXEC) ::execve(c.sh_argv[0], c.sh_argv.data(), c.envp.data());  // no #! line
   int e = errno;
   ChildFail(errfd, "cannot execute ", c.argv[0], e, e == ENOENT ? 127 : 126, true);
 }
@@ -322,13 +342,13 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
   if (opts.isolation) facts.hcas = opts.isolation->hcas;
   plan.env = EnvToStrings(BuildJobEnv(l, facts, user, &env_error));
   if (!env_error.empty()) Say(opts, "warning: " + env_error);
-  plan.is_script = !l.script().empty();
-  if (plan.is_script) {
+  if (!l.script().empty()) {
     // argv[0] is the submitted script's path (shown as Command); argv[1..] are its arguments.
     plan.argv = {opts.script_path};
     for (int i = 1; i < l.argv_size(); ++i) plan.argv.push_back(l.argv(i));
   } else
     plan.argv.assign(l.argv().begin(), l.argv().end());
+  plan.exec_path = ResolveProgram(plan.argv[0], plan.env, plan.workdir);
 
   std::unique_ptr<CgroupManager> cgroup;
   if (opts.isolation && !opts.isolation->cgroup_root.empty()) {

@@ -197,6 +197,36 @@ TEST_CASE("stepd: separate stderr file, non-zero exit is FAILED") {
   CHECK(ReadAll(job.workdir + "/err-102.txt") == "err\n");
 }
 
+TEST_CASE("stepd: an argv job is found with the job's PATH; a file without #! runs under sh") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 108);
+  std::string bin = job.workdir + "/mybin";
+  std::filesystem::create_directory(bin);
+  WriteAll(bin + "/greet", "#!/bin/sh\necho \"greet $1|$2\"\n");
+  WriteAll(bin + "/plain", "echo \"plain $0 $1\"\n");  // no #! line: ENOEXEC, then /bin/sh
+  for (const char* f : {"/greet", "/plain"}) REQUIRE(chmod((bin + f).c_str(), 0755) == 0);
+  for (const char* argv0 : {"greet", "plain"}) {
+    auto l = job.Launch("");
+    l.clear_script();
+    l.add_argv(argv0);
+    l.add_argv("a b");
+    l.add_argv("c");
+    (*l.mutable_env())["PATH"] = "mybin:/usr/bin:/bin";  // relative: from the workdir
+    job.Write(l);
+    OsStepdControl control(job.Args());
+    REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+    JobStatus st = job.WaitStatus(20);
+    INFO(argv0 << ": " << st.message);
+    CHECK(st.state == JobState::kCompleted);
+    if (std::string(argv0) == "greet")
+      CHECK(job.Output() == "greet a b|c\n");
+    else
+      CHECK(job.Output() == "plain " + bin + "/plain a b\n");
+    REQUIRE(job.spool.RemoveJobDir(job.id).ok());
+  }
+}
+
 TEST_CASE("stepd: time limit ends in TIMEOUT with SIGKILL after the grace period") {
   passwd user{};
   if (!Prepared(&user)) return;
