@@ -86,16 +86,27 @@ void Put(int fd, const char* s) {
   (void)n;
 }
 
+const char* Why(int err) {
+  const char* d = strerrordesc_np(err);
+  return d ? d : "unknown error";
+}
+
+// dup2(fd, to) and close fd, so the job gets no second descriptor of it.
+void MoveFd(int fd, int to) {
+  if (fd == to) return;
+  ::dup2(fd, to);
+  ::close(fd);
+}
+
 // "<what><arg>: <strerror(err)>" to errfd (stepd's setup error pipe) and, when also_stderr, as a
 // "tessera-stepd: error: ..." line to the job's stderr; then _exit(code).
 [[noreturn]] void ChildFail(int errfd, const char* what, const char* arg, int err, int code,
                             bool also_stderr = false) {
-  const char* why = strerrordesc_np(err);
   if (also_stderr) {
-    for (const char* part : {"tessera-stepd: error: ", what, arg, ": ", why ? why : "?", "\n"})
+    for (const char* part : {"tessera-stepd: error: ", what, arg, ": ", Why(err), "\n"})
       Put(2, part);
   }
-  for (const char* part : {what, arg, ": ", why ? why : "?"}) Put(errfd, part);
+  for (const char* part : {what, arg, ": ", Why(err)}) Put(errfd, part);
   ::_exit(code);
 }
 
@@ -122,24 +133,23 @@ void Put(int fd, const char* s) {
   }
   ::umask(022);
   int in = ::open("/dev/null", O_RDONLY);
-  if (in >= 0) ::dup2(in, 0);
+  if (in >= 0) MoveFd(in, 0);
   int out = ::open(p.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (out < 0) ChildFail(errfd, "cannot open output file ", p.out_path.c_str(), errno, 1);
-  ::dup2(out, 1);
+  MoveFd(out, 1);
   if (p.err_same) {
     ::dup2(1, 2);
   } else {
     int err = ::open(p.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (err < 0) ChildFail(errfd, "cannot open error file ", p.err_path.c_str(), errno, 1);
-    ::dup2(err, 2);
+    MoveFd(err, 2);
   }
   if (::chdir(p.workdir.c_str()) != 0) {
     int e = errno;
     for (const char* part : {"tessera-stepd: error: couldn't chdir to `", p.workdir.c_str(), "': ",
-                             strerrordesc_np(e), "\n"})
+                             Why(e), "\n"})
       Put(2, part);
-    for (const char* part : {"couldn't chdir to `", p.workdir.c_str(), "': ", strerrordesc_np(e)})
-      Put(errfd, part);
+    for (const char* part : {"couldn't chdir to `", p.workdir.c_str(), "': ", Why(e)}) Put(errfd, part);
     ::_exit(1);
   }
   ::execve(p.exec_path.c_str(), c.argv.data(), c.envp.data());

@@ -137,7 +137,8 @@ TEST_CASE("stepd runs a script as the submitting user with the job environment")
       "echo \"myvar=$MYVAR user=$USER pwd=$(pwd)\"\n"
       "echo to-stderr >&2\n"
       "echo \"groups=$(id -G) .\"\n"
-      "sh -c 'grep SigIgn /proc/$$/status'\n");
+      "sh -c 'grep SigIgn /proc/$$/status'\n"
+      "for i in 3 4 5 6 7 8 9 10; do [ -e /proc/$$/fd/$i ] && echo \"open fd $i\"; done\ntrue\n");
   job.Write(l);
   auto notify = BindNotifySocket(job.spool.NotifySocket());
   REQUIRE(notify.ok());
@@ -175,6 +176,7 @@ TEST_CASE("stepd runs a script as the submitting user with the job environment")
   REQUIRE(at != std::string::npos);
   uint64_t ignored = std::stoull(out.substr(at + 8, 16), nullptr, 16);
   CHECK((ignored & 0x7fffffffULL) == 0);  // signals 1-31 (SIGPIPE included) at their defaults
+  CHECK(out.find("open fd") == std::string::npos);  // only stdin, stdout, stderr (and bash's own)
   struct stat sb {};
   REQUIRE(stat((job.workdir + "/out-101-n1.txt").c_str(), &sb) == 0);
   CHECK(sb.st_uid == user.pw_uid);
