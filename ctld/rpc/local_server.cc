@@ -121,6 +121,11 @@ void LocalServer::AcceptLoop() {
   }
 }
 
+int LocalServer::IdleWorkers() {
+  std::lock_guard<std::mutex> l(mu_);
+  return idle_workers_;
+}
+
 void LocalServer::Work(int fd) {
   constexpr auto kIdle = std::chrono::seconds(30);
   std::unique_lock<std::mutex> l(mu_);

@@ -50,6 +50,8 @@ class LocalServer {
                                                     v1::Controller::Service* service);
   ~LocalServer();
   LocalServer(const LocalServer&) = delete;
+  // Worker threads waiting for a connection (diagnostics, tests).
+  int IdleWorkers();
   LocalServer& operator=(const LocalServer&) = delete;
 
  private:
