@@ -18,21 +18,32 @@ class System:
     submit_cmd = ""   # the CLI submit command
     queue_cmd = ""
     base = ""
+    scripts = ""        # bench/<scripts>/setup.sh and stop.sh
+    ctld_pid_file = ""  # under <base>/run
+    node_pid_glob = ""  # under <base>/run
 
     def __init__(self):
         self.jobs = os.path.join(self.base, "jobs")
 
     # --- lifecycle
+    def setup(self, extra_env=None):
+        sh([os.path.join(HERE, self.scripts, "setup.sh")], env=dict(self.env(), **(extra_env or {})),
+           capture=False)
+
+    def stop(self):
+        sh([os.path.join(HERE, self.scripts, "stop.sh")], env=self.env(), check=False,
+           capture=False)
+
     def ctld_pid(self):
-        raise NotImplementedError
+        return read_pid(os.path.join(self.base, "run", self.ctld_pid_file))
+
+    def node_pids(self):
+        return [read_pid(f) for f in glob.glob(os.path.join(self.base, "run", self.node_pid_glob))]
 
     def ping_ok(self):
         raise NotImplementedError
 
     def start_ctld(self, clean):
-        raise NotImplementedError
-
-    def node_pids(self):
         raise NotImplementedError
 
     def wait_nodes_idle(self):
@@ -111,6 +122,7 @@ class Slurm(System):
     submit_cmd = "sbatch"
     queue_cmd = "squeue"
     base = os.path.join(BASE, "slurm")
+    scripts, ctld_pid_file, node_pid_glob = "slurm", "slurmctld.pid", "slurmd-*.pid"
 
     def __init__(self):
         super().__init__()
@@ -118,18 +130,6 @@ class Slurm(System):
 
     def env(self):
         return dict(os.environ, SLURM_CONF=self.conf, BASE=self.base)
-
-    def setup(self):
-        sh([os.path.join(HERE, "slurm", "setup.sh")], env=self.env(), capture=False)
-
-    def stop(self):
-        sh([os.path.join(HERE, "slurm", "stop.sh")], env=self.env(), check=False, capture=False)
-
-    def ctld_pid(self):
-        return read_pid(os.path.join(self.base, "run", "slurmctld.pid"))
-
-    def node_pids(self):
-        return [read_pid(f) for f in glob.glob(os.path.join(self.base, "run", "slurmd-*.pid"))]
 
     def ping_ok(self):
         p = self.run("scontrol ping", check=False)
@@ -163,6 +163,7 @@ class Tessera(System):
     submit_cmd = "tbatch"
     queue_cmd = "tqueue"
     base = os.path.join(BASE, "tessera")
+    scripts, ctld_pid_file, node_pid_glob = "tessera", "ctld.pid", "noded-*.pid"
 
     def __init__(self):
         super().__init__()
@@ -174,17 +175,7 @@ class Tessera(System):
                     PATH=f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}")
 
     def setup(self, cgroups=False):
-        env = dict(self.env(), CGROUPS="1" if cgroups else "0")
-        sh([os.path.join(HERE, "tessera", "setup.sh")], env=env, capture=False)
-
-    def stop(self):
-        sh([os.path.join(HERE, "tessera", "stop.sh")], env=self.env(), check=False, capture=False)
-
-    def ctld_pid(self):
-        return read_pid(os.path.join(self.base, "run", "ctld.pid"))
-
-    def node_pids(self):
-        return [read_pid(f) for f in glob.glob(os.path.join(self.base, "run", "noded-*.pid"))]
+        super().setup({"CGROUPS": "1" if cgroups else "0"})
 
     def ping_ok(self):
         return self.run(f"{BIN}/tcontrol ping", check=False).returncode == 0
