@@ -32,7 +32,7 @@ std::shared_ptr<grpc::Channel> MakeAgentChannel(const ClusterConfig& cfg) {
   if (!cfg.TlsEnabled())
     return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
   grpc::SslCredentialsOptions opts;
-  auto ca = rpc::ReadFile(cfg.tls_ca);
+  auto ca = ReadFile(cfg.tls_ca);
   if (ca.ok()) opts.pem_root_certs = *ca;
   return grpc::CreateCustomChannel(target, grpc::SslCredentials(opts), args);
 }

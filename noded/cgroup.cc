@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file_io.h"
 #include "noded/cgroup_impl.h"
 
 namespace tessera::noded {
@@ -80,10 +81,8 @@ CgroupMounts DetectCgroups(const std::string& proc_mounts, const std::string& ro
 }
 
 CgroupMounts DetectCgroupsOnHost(const std::string& root) {
-  std::ifstream f("/proc/mounts");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return DetectCgroups(ss.str(), root);
+  auto mounts = ReadFile("/proc/mounts");
+  return DetectCgroups(mounts.ok() ? *mounts : std::string(), root);
 }
 
 std::string DeviceRuleText(const DeviceRule& r) {
@@ -134,14 +133,6 @@ Status WriteCgroupFile(const std::string& path, const std::string& value) {
   if (n != static_cast<ssize_t>(value.size()))
     return Internal("cannot write '" + value + "' to " + path + ": " + std::strerror(err));
   return Status::Ok();
-}
-
-Result<std::string> ReadCgroupFile(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return NotFound("cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 std::vector<pid_t> ParsePidList(const std::string& text) {

@@ -102,7 +102,6 @@ std::unique_ptr<CgroupManager> MakeCgroupManager(const CgroupMounts& mounts);
 
 // Helpers shared by the implementations (OS-facing, small).
 Status WriteCgroupFile(const std::string& path, const std::string& value);
-Result<std::string> ReadCgroupFile(const std::string& path);
 std::vector<pid_t> ParsePidList(const std::string& text);
 // "key value" lines (memory.events, memory.oom_control) -> value of key, or -1.
 // rmdir, retrying while the kernel still reports the cgroup busy (~2 s); missing is fine.

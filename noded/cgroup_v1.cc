@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "noded/cgroup_impl.h"
+#include "common/file_io.h"
 
 namespace tessera::noded {
 namespace {
@@ -51,9 +52,9 @@ Status CgroupV1::MakeDirs(const std::string& ctrl, const std::string& name) {
     if (ctrl == "cpuset") {
       if (next == name.size()) NoSchedDomainRebuilds(path);
       for (const char* f : {"cpuset.cpus", "cpuset.mems"}) {
-        auto cur = ReadCgroupFile(path + "/" + f);
+        auto cur = ReadFile(path + "/" + f);
         if (cur.ok() && !Trim(*cur).empty()) continue;
-        auto up = ReadCgroupFile(parent + "/" + f);
+        auto up = ReadFile(parent + "/" + f);
         if (up.ok()) TESSERA_RETURN_IF_ERROR(WriteCgroupFile(path + "/" + f, Trim(*up)));
       }
     }
@@ -96,8 +97,8 @@ Status CgroupV1::MakeLeaves(const CgroupSpec& s) {
       // The parent may itself be brand new (a concurrent stepd made it and has not filled it
       // yet): then fill the whole chain as the first job does.
       std::string parent = leaf.substr(0, leaf.rfind('/'));
-      auto cpus = ReadCgroupFile(parent + "/cpuset.cpus");
-      auto mems = ReadCgroupFile(parent + "/cpuset.mems");
+      auto cpus = ReadFile(parent + "/cpuset.cpus");
+      auto mems = ReadFile(parent + "/cpuset.mems");
       if (!cpus.ok() || !mems.ok() || Trim(*cpus).empty() || Trim(*mems).empty()) {
         TESSERA_RETURN_IF_ERROR(MakeDirs(c, s.name));
         continue;
@@ -148,7 +149,7 @@ Result<std::vector<pid_t>> CgroupV1::Procs(const std::string& name) {
   // Every job process joins every controller; read the first one mounted.
   for (const char* c : {"freezer", "pids", "memory", "cpuset", "devices"}) {
     if (!Has(c)) continue;
-    auto t = ReadCgroupFile(Dir(c, name) + "/cgroup.procs");
+    auto t = ReadFile(Dir(c, name) + "/cgroup.procs");
     if (!t.ok()) return t.status();
     return ParsePidList(*t);
   }
@@ -174,13 +175,13 @@ Status CgroupV1::KillAll(const std::string& name) {
 Result<bool> CgroupV1::OomKilled(const std::string& name) {
   if (!Has("memory")) return false;
   std::string d = Dir("memory", name);
-  auto oc = ReadCgroupFile(d + "/memory.oom_control");
+  auto oc = ReadFile(d + "/memory.oom_control");
   if (!oc.ok()) return oc.status();
   int64_t kills = KeyedValue(*oc, "oom_kill");
   if (kills >= 0) return kills > 0;
   // Kernels before 4.13 have no oom_kill counter: under_oom or a hit limit is the best sign.
   if (KeyedValue(*oc, "under_oom") > 0) return true;
-  auto fail = ReadCgroupFile(d + "/memory.failcnt");
+  auto fail = ReadFile(d + "/memory.failcnt");
   return fail.ok() && std::atoll(fail->c_str()) > 0;
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "noded/bpf_device.h"
+#include "common/file_io.h"
 #include "noded/cgroup_impl.h"
 
 namespace tessera::noded {
@@ -20,7 +21,7 @@ Status CgroupV2::EnableControllers(const std::string& name) {
   std::string path = m_.unified;
   size_t pos = 0;
   while (pos <= name.size()) {
-    auto avail = ReadCgroupFile(path + "/cgroup.controllers");
+    auto avail = ReadFile(path + "/cgroup.controllers");
     std::string want;
     if (avail.ok()) {
       std::istringstream in(*avail);
@@ -74,7 +75,7 @@ Status CgroupV2::AddPid(const std::string& name, pid_t pid) {
 }
 
 Result<std::vector<pid_t>> CgroupV2::Procs(const std::string& name) {
-  auto t = ReadCgroupFile(Dir(name) + "/cgroup.procs");
+  auto t = ReadFile(Dir(name) + "/cgroup.procs");
   if (!t.ok()) return t.status();
   return ParsePidList(*t);
 }
@@ -99,7 +100,7 @@ Status CgroupV2::KillAll(const std::string& name) {
 }
 
 Result<bool> CgroupV2::OomKilled(const std::string& name) {
-  auto ev = ReadCgroupFile(Dir(name) + "/memory.events");
+  auto ev = ReadFile(Dir(name) + "/memory.events");
   if (!ev.ok()) return false;  // no memory controller: no limit, no OOM kill of ours
   return KeyedValue(*ev, "oom_kill") > 0;
 }

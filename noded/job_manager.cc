@@ -1,4 +1,5 @@
 #include "noded/job_manager.h"
+#include "common/file_io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -31,14 +32,6 @@ JobManager::JobManager(Spool spool, StepdControl& control, const StepdProbe& pro
 
 namespace {
 
-std::string ReadAll(const std::string& path, bool* ok) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  *ok = static_cast<bool>(f);
-  return ss.str();
-}
-
 }  // namespace
 
 void JobManager::Track(const v1::LaunchJob& l) {
@@ -58,13 +51,12 @@ Status JobManager::Recover() {
   if (!scan.ok()) return scan.status();
   for (uint64_t id : scan->running) {
     running_[id] = spool_.ReadPid(id);
-    bool ok = false;
-    std::string text = ReadAll(spool_.LaunchFile(id), &ok);
+    auto launch = ReadFile(spool_.LaunchFile(id));
     v1::LaunchJob l;
-    if (ok && l.ParseFromString(text)) Track(l);
-    text = ReadAll(spool_.JobDir(id) + "/isolation", &ok);
-    if (ok && planner_) {
-      auto iso = ParseJobIsolation(text);
+    if (launch.ok() && l.ParseFromString(*launch)) Track(l);
+    auto text = ReadFile(spool_.JobDir(id) + "/isolation");
+    if (text.ok() && planner_) {
+      auto iso = ParseJobIsolation(*text);
       if (iso.ok()) planner_->Restore(id, *iso);
     }
     log_("job " + std::to_string(id) + ": reattached to running tessera-stepd pid " +

@@ -1,9 +1,7 @@
 #include "noded/job_runner.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -319,28 +317,22 @@ void BlockJobSignals() {
 }
 
 JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
-  passwd pwd{}, *pw = nullptr;
-  std::vector<char> buf(16384);
-  if (getpwuid_r(l.uid(), &pwd, buf.data(), buf.size(), &pw) != 0 || !pw)
+  const bool root = ::getuid() == 0;
+  if (!root && l.uid() != ::getuid())
+    return Failed("tessera-stepd runs as uid " + std::to_string(::getuid()) +
+                  " and cannot switch to uid " + std::to_string(l.uid()));
+  Result<JobUser> looked_up = opts.user ? Result<JobUser>(*opts.user)
+                                        : LookUpJobUser(l.uid(), l.gid(), root);
+  if (!looked_up.ok())
     return Failed("unknown uid " + std::to_string(l.uid()) + " (user '" + l.user() +
                   "') on node " + opts.node.node_name);
-  UserInfo user{pw->pw_name, pw->pw_dir, pw->pw_shell};
+  const UserInfo& user = looked_up->info;
   if (l.script().empty() && l.argv_size() == 0) return Failed("job has neither a script nor argv");
   ChildPlan plan;
   plan.uid = l.uid();
   plan.gid = l.gid();
-  if (::getuid() == 0) {
-    plan.switch_user = true;
-    int n = 64;
-    plan.groups.resize(static_cast<size_t>(n));
-    while (::getgrouplist(user.name.c_str(), plan.gid, plan.groups.data(), &n) < 0 &&
-           static_cast<size_t>(n) > plan.groups.size())
-      plan.groups.resize(static_cast<size_t>(n));
-    plan.groups.resize(static_cast<size_t>(std::max(n, 0)));
-  } else if (plan.uid != ::getuid()) {
-    return Failed("tessera-stepd runs as uid " + std::to_string(::getuid()) +
-                  " and cannot switch to uid " + std::to_string(plan.uid));
-  }
+  plan.switch_user = root;
+  plan.groups = std::move(looked_up->groups);
   plan.workdir = l.workdir().empty() ? user.home : l.workdir();
   FilenameVars vars{l.job_id(), l.name(), user.name, 0, -1, opts.node.node_name};
   plan.out_path = ExpandFilenamePattern(l.stdout_path(), vars, plan.workdir);

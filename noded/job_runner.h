@@ -27,6 +27,7 @@
 #include "noded/job_env.h"
 #include "noded/job_isolation.h"
 #include "noded/job_status.h"
+#include "noded/job_user.h"
 #include "tessera/v1/agent.pb.h"
 
 namespace tessera::noded {
@@ -38,6 +39,9 @@ struct JobRunOptions {
   // zygote).
   void (*log)(const std::string&) = nullptr;
   const JobIsolation* isolation = nullptr;  // cgroup + HCAs; nullptr = none
+  // The submitter, looked up for this uid and gid (with the groups when stepd is root);
+  // nullptr = RunJob looks it up.
+  const JobUser* user = nullptr;
 };
 
 // Blocks until the job has ended. Must be called after BlockJobSignals, from a single-threaded

@@ -1,4 +1,5 @@
 #include "noded/job_status.h"
+#include "common/file_io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -117,14 +118,9 @@ Status WriteStatusFile(const std::string& path, const JobStatus& s) {
 }
 
 Result<JobStatus> ReadStatusFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) return NotFound("no status file " + path);
-    return Internal("cannot read " + path + ": " + std::strerror(errno));
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseJobStatus(ss.str(), path);
+  auto text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  return ParseJobStatus(*text, path);
 }
 
 }  // namespace tessera::noded

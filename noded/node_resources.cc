@@ -1,4 +1,5 @@
 #include "noded/node_resources.h"
+#include "common/file_io.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -9,13 +10,6 @@
 namespace tessera::noded {
 namespace {
 
-Result<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Internal("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 }  // namespace
 
@@ -47,7 +41,7 @@ Result<uint64_t> ParseMemTotalMib(const std::string& meminfo) {
 }
 
 Result<uint64_t> DiscoverMemoryMib() {
-  auto text = Slurp("/proc/meminfo");
+  auto text = ReadFile("/proc/meminfo");
   if (!text.ok()) return text.status();
   return ParseMemTotalMib(*text);
 }
@@ -67,7 +61,7 @@ Result<int64_t> ParseBootTime(const std::string& proc_stat) {
 }
 
 Result<int64_t> DiscoverBootTime() {
-  auto text = Slurp("/proc/stat");
+  auto text = ReadFile("/proc/stat");
   if (!text.ok()) return text.status();
   return ParseBootTime(*text);
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/file_io.h"
 #include "noded/job_isolation.h"
 #include "noded/task_env.h"
 #include "rpc/grpc_util.h"
@@ -25,11 +26,9 @@ std::string StepName(uint64_t job, uint32_t step) {
 // The job's cgroup on this node, when its batch step made one (job.<id>/isolation).
 std::unique_ptr<CgroupManager> JobCgroup(const std::string& spool, uint64_t job,
                                          std::string* name) {
-  std::ifstream in(spool + "/job." + std::to_string(job) + "/isolation");
-  if (!in) return nullptr;
-  std::stringstream text;
-  text << in.rdbuf();
-  auto iso = ParseJobIsolation(text.str());
+  auto text = ReadFile(spool + "/job." + std::to_string(job) + "/isolation");
+  if (!text.ok()) return nullptr;
+  auto iso = ParseJobIsolation(*text);
   if (!iso.ok() || iso->cgroup_root.empty()) return nullptr;
   auto cg = MakeCgroupManager(DetectCgroupsOnHost(iso->cgroup_root));
   if (!cg || !cg->Procs(iso->cgroup.name).ok()) return nullptr;

@@ -15,9 +15,7 @@
 // to the --notify socket (best effort) and exits. Killing noded never touches it.
 // Control: SIGTERM = cancel; SIGUSR1 with a sigqueue value N = forward signal N to the job.
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
-#include <pwd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -28,12 +26,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <ctime>
 #include <string>
 
 #include "noded/job_runner.h"
+#include "common/file_io.h"
 #include "noded/job_status.h"
 #include "noded/log.h"
 #include "noded/notify_socket.h"
@@ -54,6 +52,9 @@ struct Flags {
 };
 
 void Log(const std::string& m) { LogLine("tessera-stepd", m); }
+
+// How long the zygote trusts a user lookup (passwd entry and groups) for the next jobs.
+constexpr int64_t kUserTtlMs = 10'000;
 
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;
@@ -86,10 +87,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
 // Reads DIR/launch.pb; "" on success, else the error line.
 std::string ReadLaunch(const std::string& job_dir, tessera::v1::LaunchJob* launch) {
   std::string launch_path = job_dir + "/launch.pb";
-  std::ifstream in(launch_path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (!in || !launch->ParseFromString(ss.str()))
+  auto text = ReadFile(launch_path);
+  if (!text.ok() || !launch->ParseFromString(*text))
     return "tessera-stepd: cannot read a LaunchJob from " + launch_path;
   return "";
 }
@@ -151,16 +150,15 @@ pid_t ForkSupervisor(const std::string& job_dir, bool own_log, bool* ready) {
 }
 
 // The daemon's work: runs the job, records its end in DIR/status, notifies noded.
-int Supervise(const Flags& f, const tessera::v1::LaunchJob& launch) {
+// `user`: the zygote's lookup of the submitter (nullptr: RunJob looks it up).
+int Supervise(const Flags& f, const tessera::v1::LaunchJob& launch, const JobUser* user) {
   Log("job " + std::to_string(launch.job_id()) + ": supervising");
   JobRunOptions opts{f.node, f.job_dir + "/script", &Log};
+  opts.user = user;
   // noded's isolation plan (cgroup, HCAs); absent when noded runs without cgroups.
   JobIsolation iso;
-  std::ifstream iso_in(f.job_dir + "/isolation");
-  if (iso_in) {
-    std::stringstream text;
-    text << iso_in.rdbuf();
-    auto parsed = ParseJobIsolation(text.str());
+  if (auto text = ReadFile(f.job_dir + "/isolation"); text.ok()) {
+    auto parsed = ParseJobIsolation(*text);
     if (!parsed.ok()) {
       JobStatus bad;
       bad.state = JobState::kFailed;
@@ -191,34 +189,27 @@ int Supervise(const Flags& f, const tessera::v1::LaunchJob& launch) {
 
 // Zygote: one request per job, the job directory as one SOCK_SEQPACKET message on fd 3; starts
 // the job's daemon (forked, not exec'd) and answers "OK" or "ERR <why>".
-std::string StartFromZygote(Flags f, const std::string& job_dir, int sock, int sfd) {
+// Users are looked up here, before the fork, and kept for kUserTtlMs (job_user.h).
+std::string StartFromZygote(Flags f, const std::string& job_dir, int sock, int sfd,
+                            JobUserCache* users) {
   tessera::v1::LaunchJob launch;
   if (std::string err = ReadLaunch(job_dir, &launch); !err.empty()) return "ERR " + err;
   f.job_dir = job_dir;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const JobUser* user = users->Get(launch.uid(), launch.gid(),
+                                   int64_t{now.tv_sec} * 1000 + now.tv_nsec / 1'000'000);
   bool ready = false;
   pid_t pid = ForkSupervisor(job_dir, /*own_log=*/false, &ready);
   if (pid == 0) {
     ::close(sock);
     ::close(sfd);
-    int rc = Supervise(f, launch);
+    int rc = Supervise(f, launch, user);
     std::fflush(nullptr);
     ::_exit(rc);
   }
   if (pid < 0) return std::string("ERR tessera-stepd: fork: ") + std::strerror(errno);
   return ready ? "OK" : "ERR tessera-stepd: the detached stepd did not start";
-}
-
-// Loads what every job needs once (NSS modules for the user/group lookups, the time zone), so
-// the forked daemons do not each load them again.
-void WarmUp() {
-  passwd pwd{}, *pw = nullptr;
-  std::vector<char> buf(16384);
-  if (getpwuid_r(0, &pwd, buf.data(), buf.size(), &pw) == 0 && pw) {
-    gid_t groups[64];
-    int n = 64;
-    (void)::getgrouplist(pw->pw_name, pw->pw_gid, groups, &n);
-  }
-  Log("zygote pid " + std::to_string(::getpid()) + " ready");
 }
 
 int RunZygote(const Flags& f) {
@@ -230,7 +221,10 @@ int RunZygote(const Flags& f) {
   int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) return std::perror("tessera-stepd: signalfd"), 1;
   if (::chdir("/") != 0) Log("cannot chdir to /");
-  WarmUp();
+  Log("zygote pid " + std::to_string(::getpid()) + " ready");  // loads the time zone once too
+  const bool root = ::getuid() == 0;
+  JobUserCache users([root](uid_t uid, gid_t gid) { return LookUpJobUser(uid, gid, root); },
+                     kUserTtlMs);
   for (;;) {
     pollfd p[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
     if (::poll(p, 2, -1) < 0 && errno != EINTR) return 1;
@@ -246,7 +240,8 @@ int RunZygote(const Flags& f) {
       char buf[4096];
       ssize_t n = ::recv(sock, buf, sizeof buf, 0);
       if (n <= 0) return 0;  // noded is gone; running jobs keep their daemons
-      std::string reply = StartFromZygote(f, std::string(buf, static_cast<size_t>(n)), sock, sfd);
+      std::string reply = StartFromZygote(f, std::string(buf, static_cast<size_t>(n)), sock, sfd,
+                                          &users);
       if (::send(sock, reply.data(), reply.size(), MSG_NOSIGNAL) < 0) return 0;
     }
   }
@@ -272,7 +267,7 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "tessera-stepd: the detached stepd did not start\n");
     ::_exit(pid > 0 && ready ? 0 : 1);
   }
-  return Supervise(f, launch);
+  return Supervise(f, launch, nullptr);
 }
 
 }  // namespace

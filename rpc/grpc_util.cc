@@ -5,14 +5,6 @@
 
 namespace tessera::rpc {
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::shared_ptr<grpc::Channel> MakeChannel(const ClusterConfig& cfg, const std::string& host,
                                            uint16_t port) {
   std::string target = host + ":" + std::to_string(port);

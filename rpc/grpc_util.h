@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/cluster_config.h"
+#include "common/file_io.h"
 #include "common/status.h"
 #include "rpc/munge_codec.h"
 
@@ -33,8 +34,5 @@ Result<Identity> Authenticate(const CredentialCodec& codec, const grpc::ServerCo
 
 grpc::Status ToGrpc(const Status& s);
 Status FromGrpc(const grpc::Status& s);
-
-// Reads a whole file (certificates).
-Result<std::string> ReadFile(const std::string& path);
 
 }  // namespace tessera::rpc

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "common/file_io.h"
 #include "common/clock.h"
 #include "common/cluster_config.h"
 #include "cli/lib/local_controller_api.h"
@@ -23,12 +24,9 @@ namespace {
 constexpr std::chrono::seconds kCallDeadline{30};
 
 Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFound("unable to open file " + path);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) return Internal("error reading " + path);
-  return ss.str();
+  auto text = ReadFile(path);
+  if (!text.ok()) return NotFound("unable to open file " + path);
+  return text;
 }
 
 std::map<std::string, std::string> CurrentEnvironment() {
