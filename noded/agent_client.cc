@@ -161,28 +161,34 @@ bool AgentClient::Flush(Stream* stream, int64_t now, int64_t* last_hb, int64_t* 
   if (full) jobs_.Poll();
   else
     for (uint64_t id : ended) jobs_.PollJob(id);
-  bool ok = true;
-  for (auto& m : jobs_.TakeOutbox()) ok = ok && stream->Write(m);
+  std::vector<v1::NodeMessage> out = jobs_.TakeOutbox();
   if (gpus_) {
     if (full) gpus_->Poll();
-    for (auto& m : gpus_->TakeOutbox()) ok = ok && stream->Write(m);
+    for (auto& m : gpus_->TakeOutbox()) out.push_back(std::move(m));
   }
-  for (auto& m : pending_) ok = ok && stream->Write(m);
+  for (auto& m : pending_) out.push_back(std::move(m));
   pending_.clear();
-  if (ok && now - *last_hb >= heartbeat_s_) {
+  if (now - *last_hb >= heartbeat_s_) {
     v1::NodeMessage hb;
     for (uint64_t id : jobs_.Running()) hb.mutable_heartbeat()->add_running_jobs(id);
     hb.mutable_heartbeat()->set_time(now);
-    ok = stream->Write(hb);
+    out.push_back(std::move(hb));
     *last_hb = now;
   }
-  if (ok && now - *last_resend >= kFinishedResendSeconds) {
+  if (now - *last_resend >= kFinishedResendSeconds) {
     for (const auto& f : jobs_.Unacked()) {
       v1::NodeMessage m;
       *m.mutable_finished() = f;
-      ok = ok && stream->Write(m);
+      out.push_back(std::move(m));
     }
     *last_resend = now;
+  }
+  // One write for the lot: every message but the last carries gRPC's buffer hint.
+  bool ok = true;
+  for (size_t i = 0; ok && i < out.size(); ++i) {
+    grpc::WriteOptions opts;
+    if (i + 1 < out.size()) opts.set_buffer_hint();
+    ok = stream->Write(out[i], opts);
   }
   return ok;
 }

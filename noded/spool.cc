@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file_io.h"
+
 namespace tessera::noded {
 
 namespace fs = std::filesystem;
@@ -112,20 +114,23 @@ pid_t Spool::ReadPid(uint64_t id) const {
 }
 
 Result<uint64_t> ProcessStartTime(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  if (!in || !std::getline(in, text)) return NotFound("no process " + std::to_string(pid));
-  size_t paren = text.rfind(')');  // the command name may hold spaces and parentheses
   std::string where = "/proc/" + std::to_string(pid) + "/stat";
+  auto text = ReadFile(where);
+  if (!text.ok()) return NotFound("no process " + std::to_string(pid));
+  // Fields after the command name, which may hold spaces and parentheses: 3 = state, 22 = start.
+  size_t paren = text->rfind(')');
   if (paren == std::string::npos) return Internal("unreadable " + where);
-  std::istringstream fields(text.substr(paren + 1));
-  std::string state, skip;
-  fields >> state;  // field 3
-  for (int i = 4; i < 22 && fields >> skip;) ++i;
+  const char* p = text->c_str() + paren + 1;
+  char state = 0;
   uint64_t start = 0;
-  if (!(fields >> start)) return Internal("unreadable " + where);
-  if (state == "Z" || state == "X")
-    return NotFound("process " + std::to_string(pid) + " has exited");
+  for (int field = 3; field <= 22; ++field) {
+    while (*p == ' ') ++p;
+    if (!*p) return Internal("unreadable " + where);
+    if (field == 3) state = *p;
+    if (field == 22) start = std::strtoull(p, nullptr, 10);
+    while (*p && *p != ' ') ++p;
+  }
+  if (state == 'Z' || state == 'X') return NotFound("process " + std::to_string(pid) + " has exited");
   return start;
 }
 

@@ -94,7 +94,8 @@ std::string ReadLaunch(const std::string& job_dir, tessera::v1::LaunchJob* launc
 }
 
 // Forks the supervising daemon: in the child (return 0) a new session with its output in
-// DIR/stepd.log (own_log; else the output stays the caller's: the zygote's is noded's log) and
+// DIR/stepd.log (own_log; else it stays in the caller's session and output: the zygote made its
+// own session once, away from noded's, and its output is noded's log) and
 // "<pid> <start time>" in DIR/stepd.pid; the parent (return the pid, or -1) learns through
 // *ready whether the child got that far.
 pid_t ForkSupervisor(const std::string& job_dir, bool own_log, bool* ready) {
@@ -119,7 +120,9 @@ pid_t ForkSupervisor(const std::string& job_dir, bool own_log, bool* ready) {
     return pid;
   }
   ::close(pipefd[0]);
-  ::setsid();
+  // A new session per daemon only when exec'd by noded: each setsid() also makes a scheduler
+  // autogroup, and the job's process gets its own session anyway.
+  if (own_log) ::setsid();
   ::umask(022);
   std::string log_path = job_dir + "/stepd.log";
   int logfd = own_log ? ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
@@ -212,8 +215,19 @@ std::string StartFromZygote(Flags f, const std::string& job_dir, int sock, int s
   return ready ? "OK" : "ERR tessera-stepd: the detached stepd did not start";
 }
 
+// Runs once what every job's daemon runs, so that the lazily initialized state it needs (time
+// zone, iostream locale facets used by the status and isolation formats) is set up here, once,
+// instead of in every forked daemon (where each page it writes is a copy-on-write fault).
+void WarmUp() {
+  (void)ParseJobIsolation(FormatJobIsolation(JobIsolation{}));
+  (void)ParseJobStatus(FormatJobStatus(JobStatus{}), "warm-up");
+  (void)ProcessStartTime(::getpid());
+  Log("zygote pid " + std::to_string(::getpid()) + " ready");
+}
+
 int RunZygote(const Flags& f) {
   const int sock = 3;
+  ::setsid();  // out of noded's session and process group, for the daemons forked from here
   BlockJobSignals();
   sigset_t mask;
   sigemptyset(&mask);
@@ -221,7 +235,7 @@ int RunZygote(const Flags& f) {
   int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sfd < 0) return std::perror("tessera-stepd: signalfd"), 1;
   if (::chdir("/") != 0) Log("cannot chdir to /");
-  Log("zygote pid " + std::to_string(::getpid()) + " ready");  // loads the time zone once too
+  WarmUp();
   const bool root = ::getuid() == 0;
   JobUserCache users([root](uid_t uid, gid_t gid) { return LookUpJobUser(uid, gid, root); },
                      kUserTtlMs);

@@ -10,6 +10,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from vslib.util import set_aside  # noqa: E402
+
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 BIN = os.path.abspath(os.environ.get("BIN", "build/bin"))
 BASE = os.environ.get("BASE", "/tmp/tessera-bench/tessera")
@@ -46,9 +49,7 @@ def queue():
 
 
 def main():
-    for f in os.listdir(JOBS):
-        if f.startswith("slurm-"):
-            os.unlink(os.path.join(JOBS, f))
+    set_aside(JOBS, f"{BASE}/old-outputs")  # as run-vs-slurm does (vslib/util.py); rm -r when done
     loop = f"for _ in $(seq {N // 4}); do {BIN}/tbatch -Q --hold --wrap=true; done"
     subprocess.run(" & ".join([loop] * 4) + " & wait", shell=True, cwd=JOBS, env=ENV, check=True)
     subprocess.run(["sync"])

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from vslib.config import API_C, BASE, BIN, BUILD, HERE, ROOT
-from vslib.util import alive, now, read_pid, say, sh, wait_dead
+from vslib.util import alive, now, read_pid, say, set_aside, sh, wait_dead
 
 class System:
     """What the harness needs from one batch system. Subclasses fill in the commands."""
@@ -69,12 +69,14 @@ class System:
         return self.wait_ping() - t0
 
     def fresh(self):
-        """An empty controller, all nodes idle, no job output files."""
+        """An empty controller, all nodes idle, no job output files: the previous ones are moved
+        aside (set_aside), not deleted, until drop_old_outputs() at the end of the run."""
         self.restart_ctld(signal.SIGTERM, clean=True)
         self.wait_nodes_idle()
-        for f in glob.glob(os.path.join(self.jobs, "*")):
-            if os.path.isfile(f):
-                os.unlink(f)
+        set_aside(self.jobs, os.path.join(self.base, "old-outputs"))
+
+    def drop_old_outputs(self):
+        shutil.rmtree(os.path.join(self.base, "old-outputs"), ignore_errors=True)
 
     # --- use
     def env(self):

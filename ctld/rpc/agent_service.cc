@@ -88,21 +88,27 @@ class AgentLink final : public NodeLink {
   }
 
  private:
+  // Writes what is queued in one go: every message but the last with gRPC's buffer hint, so a
+  // burst (a cycle's launches, a batch of acks) leaves as one write instead of one per message.
   void WriteLoop() {
+    std::deque<v1::ControllerMessage> batch;
     while (true) {
-      v1::ControllerMessage m;
       {
         std::unique_lock<std::mutex> l(mu_);
         cv_.wait(l, [this] { return closed_ || !out_.empty(); });
         if (out_.empty()) return;
-        m = std::move(out_.front());
-        out_.pop_front();
+        batch.swap(out_);
       }
-      if (!stream_->Write(m)) {
-        std::lock_guard<std::mutex> l(mu_);
-        closed_ = true;
-        return;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        grpc::WriteOptions opts;
+        if (i + 1 < batch.size()) opts.set_buffer_hint();
+        if (!stream_->Write(batch[i], opts)) {
+          std::lock_guard<std::mutex> l(mu_);
+          closed_ = true;
+          return;
+        }
       }
+      batch.clear();
     }
   }
 
