@@ -53,10 +53,10 @@ void AgentClient::Wake() {
   cv_.notify_all();
 }
 
-void AgentClient::WakeFor(uint64_t job_id) {
+void AgentClient::WakeFor(const std::vector<uint64_t>& job_ids) {
   std::lock_guard<std::mutex> lock(mu_);
   woken_ = true;
-  ended_.push_back(job_id);
+  ended_.insert(ended_.end(), job_ids.begin(), job_ids.end());
   cv_.notify_all();
 }
 

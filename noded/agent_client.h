@@ -57,9 +57,9 @@ class AgentClient {
   // Thread-safe: wakes the loop (a job may have ended, or stop was requested); every running
   // job is checked.
   void Wake();
-  // Thread-safe: wakes the loop because job `job_id` ended (stepd's notification); only that
-  // job is checked now (all of them are at least once a second anyway).
-  void WakeFor(uint64_t job_id);
+  // Thread-safe: wakes the loop because jobs `job_ids` ended (stepds' notifications); only those
+  // jobs are checked now (all of them are at least once a second anyway).
+  void WakeFor(const std::vector<uint64_t>& job_ids);
 
   tessera::v1::NodeMessage BuildRegister();
 

@@ -252,7 +252,7 @@ int Main(int argc, char** argv) {
   std::atomic<bool> stop{false};
   std::thread notifier([&] {
     while (!stop) {
-      if (uint64_t id = ReceiveNotify(*notify_fd, 500); id != 0) agent.WakeFor(id);
+      if (auto ids = ReceiveNotify(*notify_fd, 500); !ids.empty()) agent.WakeFor(ids);
     }
   });
   std::thread signals([&] {

@@ -39,16 +39,18 @@ Result<int> BindNotifySocket(const std::string& path) {
   return fd;
 }
 
-uint64_t ReceiveNotify(int fd, int timeout_ms) {
+std::vector<uint64_t> ReceiveNotify(int fd, int timeout_ms) {
+  std::vector<uint64_t> ids;
   pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, timeout_ms) <= 0) return 0;
+  if (::poll(&p, 1, timeout_ms) <= 0) return ids;
   char buf[64];
-  ssize_t n = ::recv(fd, buf, sizeof buf - 1, MSG_DONTWAIT);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  char* end = nullptr;
-  unsigned long long id = std::strtoull(buf, &end, 10);
-  return end != buf ? id : 0;
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf - 1, MSG_DONTWAIT)) >= 0;) {
+    buf[n] = '\0';
+    char* end = nullptr;
+    unsigned long long id = std::strtoull(buf, &end, 10);
+    if (end != buf && id != 0) ids.push_back(id);
+  }
+  return ids;
 }
 
 Status SendNotify(const std::string& path, uint64_t job_id) {
@@ -56,9 +58,14 @@ Status SendNotify(const std::string& path, uint64_t job_id) {
   if (!addr.ok()) return addr.status();
   int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Internal(std::string("socket: ") + std::strerror(errno));
+  timeval tv{0, kNotifySendTimeoutMs * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   std::string msg = std::to_string(job_id);
-  ssize_t n = ::sendto(fd, msg.data(), msg.size(), MSG_DONTWAIT,
-                       reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr);
+  ssize_t n;
+  do {
+    n = ::sendto(fd, msg.data(), msg.size(), 0, reinterpret_cast<const sockaddr*>(&*addr),
+                 sizeof *addr);
+  } while (n < 0 && errno == EINTR);
   Status st = n < 0 ? Unavailable("cannot notify " + path + ": " + std::strerror(errno))
                     : Status::Ok();
   ::close(fd);

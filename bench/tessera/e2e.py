@@ -59,13 +59,13 @@ def main():
     ids = queue()
     s0, t0 = snap(groups), time.time()
     subprocess.run([f"{BIN}/tcontrol", "release", ",".join(ids)], env=ENV, check=True)
+    paths, k = [f"{JOBS}/slurm-{i}.out" for i in ids], 0
     while True:  # as run-vs-slurm's drain(): the queue is asked only once every output exists
-        if len([f for f in os.listdir(JOBS) if f.startswith("slurm-")]) >= len(ids):
-            if not queue():
-                break
-            time.sleep(0.05)
-        else:
-            time.sleep(0.02)
+        while k < len(paths) and os.path.exists(paths[k]):
+            k += 1
+        if k == len(paths) and not queue():
+            break
+        time.sleep(0.01)
     el, s1 = time.time() - t0, snap(groups)
     parts = ", ".join(f"{k} {(s1[k] - s0[k]) * 10 / len(ids):.2f}" for k in s0 if k != "zygotes")
     print(f"{len(ids)} jobs in {el:.2f}s = {len(ids) / el:.0f} jobs/s; CPU ms/job: {parts}")

@@ -152,7 +152,7 @@ TEST_CASE("stepd runs a script as the submitting user with the job environment")
   JobStatus st = job.WaitStatus(20);
   CHECK(st.state == JobState::kCompleted);
   CHECK(st.exit_code == 0);
-  CHECK(ReceiveNotify(*notify, 5000) == l.job_id());
+  CHECK(ReceiveNotify(*notify, 5000) == std::vector<uint64_t>{l.job_id()});
   close(*notify);
 
   std::string out = job.Output();
