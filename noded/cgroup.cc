@@ -125,13 +125,21 @@ std::vector<DeviceRule> StandardDeviceRules() {
 }
 
 Status WriteCgroupFile(const std::string& path, const std::string& value) {
+  return WriteCgroupValues(path, {value});
+}
+
+Status WriteCgroupValues(const std::string& path, const std::vector<std::string>& values) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return Internal("cannot open " + path + ": " + std::strerror(errno));
-  ssize_t n = ::write(fd, value.data(), value.size());
-  int err = errno;
+  for (const std::string& value : values) {
+    ssize_t n = ::write(fd, value.data(), value.size());
+    if (n != static_cast<ssize_t>(value.size())) {
+      int err = errno;
+      ::close(fd);
+      return Internal("cannot write '" + value + "' to " + path + ": " + std::strerror(err));
+    }
+  }
   ::close(fd);
-  if (n != static_cast<ssize_t>(value.size()))
-    return Internal("cannot write '" + value + "' to " + path + ": " + std::strerror(err));
   return Status::Ok();
 }
 

@@ -102,6 +102,9 @@ std::unique_ptr<CgroupManager> MakeCgroupManager(const CgroupMounts& mounts);
 
 // Helpers shared by the implementations (OS-facing, small).
 Status WriteCgroupFile(const std::string& path, const std::string& value);
+// One write() per value on one open file: files such as v1 devices.allow take one rule per
+// write.
+Status WriteCgroupValues(const std::string& path, const std::vector<std::string>& values);
 std::vector<pid_t> ParsePidList(const std::string& text);
 // "key value" lines (memory.events, memory.oom_control) -> value of key, or -1.
 // rmdir, retrying while the kernel still reports the cgroup busy (~2 s); missing is fine.

@@ -80,8 +80,9 @@ Status CgroupV1::ApplyLimits(const CgroupSpec& s) {
   if (Has("devices") && s.restrict_devices) {
     std::string d = Dir("devices", s.name);
     TESSERA_RETURN_IF_ERROR(WriteCgroupFile(d + "/devices.deny", "a"));
-    for (const auto& r : s.devices)
-      TESSERA_RETURN_IF_ERROR(WriteCgroupFile(d + "/devices.allow", DeviceRuleText(r)));
+    std::vector<std::string> rules;
+    for (const auto& r : s.devices) rules.push_back(DeviceRuleText(r));
+    TESSERA_RETURN_IF_ERROR(WriteCgroupValues(d + "/devices.allow", rules));
   }
   return Status::Ok();
 }
