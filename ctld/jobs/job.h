@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/job_state.h"
+#include "ctld/jobs/shared_string.h"
 #include "ctld/jobs/sparse_string.h"
 
 namespace tessera::ctld {
@@ -37,13 +38,13 @@ BOOST_DESCRIBE_STRUCT(TaskGroupSpec, (), (name, count, per_task, tasks_per_node,
 // What the user asked for (mirror of tessera.v1.JobSpec, validated). Fields most jobs leave
 // empty are SparseStrings (8 bytes when empty): memory per pending job (issue #6).
 struct JobSpec {
-  std::string name;
+  SharedString name;
   SparseString script;  // kept in memory only until submit (job_payloads)
   std::vector<std::string> argv;
-  std::string workdir;
+  SharedString workdir;
   // The environment (common/env_block.h). Not described: it is moved to the JobPayload at submit.
   SparseString env_block;
-  std::string stdout_pattern;
+  SharedString stdout_pattern;
   SparseString stderr_pattern;
   SparseString partition;  // as requested ("" = default)
   SparseString qos;
@@ -85,8 +86,8 @@ struct JobRecord {
   JobSpec spec;
   uint32_t uid = 0;
   uint32_t gid = 0;
-  std::string user;
-  std::string submit_host;
+  SharedString user;
+  SharedString submit_host;
   int state = static_cast<int>(JobState::kPending);  // tessera::JobState
   std::string reason;
   bool held = false;
@@ -99,7 +100,7 @@ struct JobRecord {
   int32_t exit_signal = 0;
   std::vector<NodeAlloc> alloc;
   uint32_t requeue_count = 0;
-  std::string partition;       // resolved
+  SharedString partition;      // resolved
   int64_t time_limit_s = -1;   // resolved; -1 unlimited
   bool cancel_requested = false;
   SparseString message;        // why it failed, when known

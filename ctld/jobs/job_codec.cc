@@ -141,7 +141,10 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       if (auto* v = d.if_contains("priority")) r.priority = v->to_number<int64_t>();
       if (auto* v = d.if_contains("nice")) r.spec.nice = v->to_number<int32_t>();
       if (auto* v = d.if_contains("comment")) r.spec.comment = json::value_to<std::string>(*v);
-      if (auto* v = d.if_contains("partition")) r.partition = r.spec.partition = json::value_to<std::string>(*v);
+      if (auto* v = d.if_contains("partition")) {
+        r.spec.partition = json::value_to<std::string>(*v);
+        r.partition = r.spec.partition.str();
+      }
       if (auto* v = d.if_contains("num_nodes")) r.spec.nodes_min = r.spec.nodes_max = v->to_number<uint32_t>();
     } else if (e.type == event::kStepCreated) {
       r.next_step_id = d.at("step_id").to_number<uint32_t>() + 1;

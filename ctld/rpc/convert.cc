@@ -148,7 +148,7 @@ void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths) {
     FilenameVars vars{r.job_id, r.spec.name, r.user, 0, -1, r.alloc.empty() ? "" : r.alloc.front().node};
     out->set_stdout_path(ExpandFilenamePattern(r.spec.stdout_pattern, vars, r.spec.workdir));
     out->set_stderr_path(ExpandFilenamePattern(
-        r.spec.stderr_pattern.empty() ? r.spec.stdout_pattern : r.spec.stderr_pattern.str(), vars, r.spec.workdir));
+        r.spec.stderr_pattern.empty() ? r.spec.stdout_pattern.str() : r.spec.stderr_pattern.str(), vars, r.spec.workdir));
   }
   if (!r.spec.account.empty()) out->set_account(r.spec.account);
   out->set_num_tasks(r.NumTasks());

@@ -159,7 +159,7 @@ void SummaryBuilder::Add(const ListedJob& row) {
   out_->add_name(column(0, j.spec.name));
   out_->add_uid(j.uid);
   out_->add_user(column(1, j.user));
-  out_->add_partition(column(2, j.partition.empty() ? j.spec.partition.str() : j.partition));
+  out_->add_partition(column(2, j.partition.empty() ? j.spec.partition.str() : j.partition.str()));
   out_->add_reason(column(3, j.reason));
   out_->add_nodelist(j.alloc.empty() ? 0 : Intern(CompressHostlist(j.NodeNames())));
   out_->add_account(column(4, j.spec.account));
