@@ -8,8 +8,8 @@
 #include <cstring>
 #include <thread>
 
-#include "noded/cgroup_impl.h"
 #include "common/file_io.h"
+#include "noded/cgroup_impl.h"
 
 namespace tessera::noded {
 namespace {

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <thread>
 
-#include "noded/bpf_device.h"
 #include "common/file_io.h"
+#include "noded/bpf_device.h"
 #include "noded/cgroup_impl.h"
 
 namespace tessera::noded {

@@ -1,5 +1,4 @@
 #include "noded/job_manager.h"
-#include "common/file_io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,8 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "common/file_io.h"
 
 namespace tessera::noded {
 

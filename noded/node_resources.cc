@@ -1,11 +1,11 @@
 #include "noded/node_resources.h"
-#include "common/file_io.h"
 
 #include <sched.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <sstream>
+
+#include "common/file_io.h"
 
 namespace tessera::noded {
 namespace {

@@ -12,6 +12,7 @@
 
 #include "common/file_io.h"
 
+
 namespace tessera::noded {
 
 namespace fs = std::filesystem;

@@ -30,8 +30,8 @@
 #include <ctime>
 #include <string>
 
-#include "noded/job_runner.h"
 #include "common/file_io.h"
+#include "noded/job_runner.h"
 #include "noded/job_status.h"
 #include "noded/log.h"
 #include "noded/notify_socket.h"

@@ -1,6 +1,5 @@
 #include "rpc/grpc_util.h"
 
-#include <fstream>
 #include <sstream>
 
 namespace tessera::rpc {

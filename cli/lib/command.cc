@@ -7,14 +7,13 @@
 
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
-#include "common/file_io.h"
 #include "common/clock.h"
 #include "common/cluster_config.h"
 #include "cli/lib/local_controller_api.h"
+#include "common/file_io.h"
 
 extern char** environ;
 
