@@ -12,7 +12,6 @@
 
 #include "common/file_io.h"
 
-
 namespace tessera::noded {
 
 namespace fs = std::filesystem;

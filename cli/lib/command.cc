@@ -24,8 +24,9 @@ constexpr std::chrono::seconds kCallDeadline{30};
 
 Result<std::string> ReadWholeFile(const std::string& path) {
   auto text = ReadFile(path);
-  if (!text.ok()) return NotFound("unable to open file " + path);
-  return text;
+  if (!text.ok() && text.status().code() == Code::kNotFound)
+    return NotFound("unable to open file " + path);  // sbatch's wording
+  return text;  // or why it could not be read ("cannot read <path>: Is a directory")
 }
 
 std::map<std::string, std::string> CurrentEnvironment() {
