@@ -93,7 +93,10 @@ int main(int argc, char** argv) {
   tc::rpc::WatchHub hub;
   ctl.jobs().SetListener([&hub](const tc::JobEvent& e, const tc::JobRecord&) { hub.Publish(e); });
   core.Start();
-  core.Call([&] { return ctl.Start(*rec); });
+  if (tessera::Status st = core.Call([&] { return ctl.Start(*rec); }); !st.ok()) {
+    std::cerr << "tessera-ctld: cannot start: " << st.message() << "\n";
+    return 1;  // ~Core stops the core thread
+  }
   tc::Log("recovered " + std::to_string(rec->active_jobs.size()) + " active jobs from " + db +
           "; next job id " + std::to_string(std::max<uint64_t>(rec->max_job_id + 1, rec->reserved_job_id)));
 
