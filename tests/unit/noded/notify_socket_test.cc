@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "noded/notify_socket.h"
-#include "tests/unit/common/temp_dir.h"
+#include "tests/unit/noded/test_util.h"
 
 using namespace tessera;
 using namespace tessera::noded;
 
 TEST_CASE("SendNotify waits for room instead of dropping a wake-up") {
-  testing::TempDir dir;
+  tessera::noded::testing::ScratchDir dir;
   std::string path = dir.path() + "/noded.sock";
   auto fd = BindNotifySocket(path);
   REQUIRE(fd.ok());
@@ -41,7 +41,7 @@ TEST_CASE("SendNotify waits for room instead of dropping a wake-up") {
 }
 
 TEST_CASE("SendNotify fails when nobody listens; ReceiveNotify times out empty") {
-  testing::TempDir dir;
+  tessera::noded::testing::ScratchDir dir;
   std::string path = dir.path() + "/noded.sock";
   CHECK(!SendNotify(path, 7).ok());
   auto fd = BindNotifySocket(path);

@@ -7,9 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <thread>
+
+#include "common/file_io.h"
 
 namespace tessera::noded::testing {
 
@@ -31,11 +32,10 @@ class ScratchDir {
   std::string path_;
 };
 
+// The file's contents, "" when it cannot be read.
 inline std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = ReadFile(path);
+  return text.ok() ? *text : std::string();
 }
 
 inline void WriteAll(const std::string& path, const std::string& text) {
