@@ -155,7 +155,7 @@ void JobManager::Signal(uint64_t id, int signal) {
     Poll();
     return;
   }
-  Status st = signal == 0 ? control_.Cancel(pid) : control_.Forward(pid, signal);
+  Status st = signal == 0 ? control_.Cancel(id, pid) : control_.Forward(id, pid, signal);
   log_(tag + (signal == 0 ? std::string("cancel") : "signal " + std::to_string(signal)) +
        (st.ok() ? " sent to tessera-stepd" : " failed: " + st.message()));
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/filename_pattern.h"
+#include "noded/stepd_signal.h"
 
 
 namespace tessera::noded {
@@ -255,10 +256,14 @@ JobStatus Supervise(const Supervision& s) {
         int st = 0;
         for (pid_t r; (r = ::waitpid(-1, &st, WNOHANG)) > 0;)
           if (r == s.pid) wstatus = st, exited = true;
+        continue;
+      }
+      int sig = 0;
+      if (!StepdSignalFor(si.ssi_code, si.ssi_ptr, l.job_id(), &sig)) {
+        Say(s.opts, "signal " + std::to_string(si.ssi_signo) + " for an earlier job ignored");
       } else if (si.ssi_signo == SIGTERM) {
         escalate(JobState::kCancelled, job + " CANCELLED AT " + IsoNow());
       } else if (si.ssi_signo == SIGUSR1) {
-        int sig = si.ssi_int;
         if (sig > 0 && sig < NSIG) {
           Say(s.opts, "forwarding signal " + std::to_string(sig) + " to the job");
           ::kill(-s.pid, sig);

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "noded/stepd_signal.h"
+
 extern char** environ;
 
 namespace tessera::noded {
@@ -83,18 +85,23 @@ Status OsStepdControl::Start(uint64_t job_id, const std::string& job_dir) {
                   std::to_string(job_id) + ": " + err);
 }
 
-Status OsStepdControl::Cancel(pid_t pid) {
-  if (::kill(pid, SIGTERM) != 0)
-    return Internal("kill(" + std::to_string(pid) + ", SIGTERM): " + strerror(errno));
+namespace {
+Status Queue(pid_t pid, int sig, uint64_t value) {
+  union sigval v;
+  v.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(value));
+  if (::sigqueue(pid, sig, v) != 0)
+    return Internal("sigqueue(" + std::to_string(pid) + ", " + sigabbrev_np(sig) +
+                    "): " + strerror(errno));
   return Status::Ok();
 }
+}  // namespace
 
-Status OsStepdControl::Forward(pid_t pid, int signal) {
-  union sigval v;
-  v.sival_int = signal;
-  if (::sigqueue(pid, SIGUSR1, v) != 0)
-    return Internal("sigqueue(" + std::to_string(pid) + "): " + strerror(errno));
-  return Status::Ok();
+Status OsStepdControl::Cancel(uint64_t job_id, pid_t pid) {
+  return Queue(pid, SIGTERM, StepdSignalValue(job_id, 0));
+}
+
+Status OsStepdControl::Forward(uint64_t job_id, pid_t pid, int signal) {
+  return Queue(pid, SIGUSR1, StepdSignalValue(job_id, signal));
 }
 
 ZygoteStepdControl::~ZygoteStepdControl() {

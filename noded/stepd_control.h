@@ -3,10 +3,10 @@
 // job manager's tests use a fake.
 //
 // Control channel noded -> stepd is signals to the stepd pid (recorded in <job dir>/stepd.pid and
-// verified through /proc/<pid>/cmdline before use):
-//   SIGTERM                         cancel: stepd sends SIGTERM to the job's process group,
-//                                   waits KillWait, then SIGKILL; the job ends CANCELLED.
-//   SIGUSR1 via sigqueue, value N   forward signal N to the job's process group (job goes on).
+// verified before use), queued with a value naming the job (stepd_signal.h):
+//   SIGTERM     cancel: stepd sends SIGTERM to the job's process group, waits KillWait, then
+//               SIGKILL; the job ends CANCELLED.
+//   SIGUSR1     forward signal N to the job's process group (job goes on).
 // stepd -> noded: the status file plus a best-effort datagram "<job id>" to <spool>/noded.sock.
 #include <sys/types.h>
 
@@ -25,8 +25,8 @@ class StepdControl {
   // Starts a detached stepd for the job whose files are in `job_dir`. Returns once stepd has
   // daemonized and written stepd.pid, or with an error carrying stepd's own message.
   virtual Status Start(uint64_t job_id, const std::string& job_dir) = 0;
-  virtual Status Cancel(pid_t stepd_pid) = 0;
-  virtual Status Forward(pid_t stepd_pid, int signal) = 0;
+  virtual Status Cancel(uint64_t job_id, pid_t stepd_pid) = 0;
+  virtual Status Forward(uint64_t job_id, pid_t stepd_pid, int signal) = 0;
 };
 
 struct StepdArgs {
@@ -44,8 +44,8 @@ class OsStepdControl final : public StepdControl {
  public:
   explicit OsStepdControl(StepdArgs args) : args_(std::move(args)) {}
   Status Start(uint64_t job_id, const std::string& job_dir) override;
-  Status Cancel(pid_t stepd_pid) override;
-  Status Forward(pid_t stepd_pid, int signal) override;
+  Status Cancel(uint64_t job_id, pid_t stepd_pid) override;
+  Status Forward(uint64_t job_id, pid_t stepd_pid, int signal) override;
 
  private:
   StepdArgs args_;
@@ -63,9 +63,11 @@ class ZygoteStepdControl final : public StepdControl {
   // Starts the zygote now (noded's start), so the first job does not wait for it.
   Status Prestart();
   Status Start(uint64_t job_id, const std::string& job_dir) override;
-  Status Cancel(pid_t stepd_pid) override { return fallback_.Cancel(stepd_pid); }
-  Status Forward(pid_t stepd_pid, int signal) override {
-    return fallback_.Forward(stepd_pid, signal);
+  Status Cancel(uint64_t job_id, pid_t stepd_pid) override {
+    return fallback_.Cancel(job_id, stepd_pid);
+  }
+  Status Forward(uint64_t job_id, pid_t stepd_pid, int signal) override {
+    return fallback_.Forward(job_id, stepd_pid, signal);
   }
 
  private:

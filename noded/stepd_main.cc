@@ -3,17 +3,21 @@
 // and records how it ended in DIR/status.
 //
 // tessera-stepd --zygote --node NAME [--cluster NAME] [--notify SOCKET] [--gpu-uuids U,...]
-// (noded starts one, fd 3 a SOCK_SEQPACKET socket to it): forks one daemon per job directory it
-// is sent (no exec per job) and answers "OK" or "ERR <message>"; exits when noded closes the
-// socket. The daemons are the same as below and outlive it, but log to the zygote's stderr
-// (noded's log) instead of DIR/stepd.log.
+// (noded starts one, fd 3 a SOCK_SEQPACKET socket to it): gets one job directory per message and
+// answers "OK" or "ERR <message>"; exits when noded closes the socket. Each job runs in a stepd
+// forked from the zygote (no exec), which after its job waits for the next one the zygote hands
+// it (one job at a time, at most kJobsPerStepd, idle at most kIdleStepdMs): a burst of jobs
+// reuses a few warm processes instead of forking, faulting in and tearing down one per job.
+// These stepds outlive the zygote until their job ends, and log to its stderr (noded's log)
+// instead of DIR/stepd.log.
 //
 // Started by tessera-noded (which waits for this first process to exit): it reads launch.pb
 // (errors on stderr, exit 2), then detaches: the daemon child starts a new session, writes
 // DIR/stepd.pid, redirects its own output to DIR/stepd.log and tells the first process, which
 // exits 0. The daemon runs the job (job_runner.h), writes DIR/status atomically, sends the job id
 // to the --notify socket (best effort) and exits. Killing noded never touches it.
-// Control: SIGTERM = cancel; SIGUSR1 with a sigqueue value N = forward signal N to the job.
+// Control: SIGTERM = cancel; SIGUSR1 = forward a signal to the job; both name the job in their
+// sigqueue value (stepd_signal.h), so a signal meant for a stepd's previous job is dropped.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/signalfd.h>
@@ -23,12 +27,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "common/file_io.h"
 #include "noded/job_runner.h"
@@ -55,6 +62,11 @@ void Log(const std::string& m) { LogLine("tessera-stepd", m); }
 
 // How long the zygote trusts a user lookup (passwd entry and groups) for the next jobs.
 constexpr int64_t kUserTtlMs = 10'000;
+// A zygote-forked stepd runs at most this many jobs (bounding what a slow leak could hold); the
+// zygote keeps at most kMaxIdleStepds of them waiting for a job, each for at most kIdleStepdMs.
+constexpr int kJobsPerStepd = 1000;
+constexpr size_t kMaxIdleStepds = 64;
+constexpr int64_t kIdleStepdMs = 60'000;
 
 std::vector<std::string> SplitCommas(const std::string& s) {
   std::vector<std::string> out;
@@ -93,12 +105,20 @@ std::string ReadLaunch(const std::string& job_dir, tessera::v1::LaunchJob* launc
   return "";
 }
 
-// Forks the supervising daemon: in the child (return 0) a new session with its output in
-// DIR/stepd.log (own_log; else it stays in the caller's session and output: the zygote made its
-// own session once, away from noded's, and its output is noded's log) and
-// "<pid> <start time>" in DIR/stepd.pid; the parent (return the pid, or -1) learns through
+// Writes "<pid> <start time>" to DIR/stepd.pid: from then on noded may signal this process for
+// the job. "" on success, else the error line.
+std::string WritePidFile(const std::string& job_dir) {
+  auto start = ProcessStartTime(::getpid());
+  std::string pid_line = std::to_string(::getpid()) +
+                         (start.ok() ? " " + std::to_string(*start) : std::string()) + "\n";
+  Status st = WriteFileAtomic(job_dir + "/stepd.pid", pid_line, Durability::kProcessCrash);
+  return st.ok() ? "" : "tessera-stepd: " + st.message();
+}
+
+// Exec'd by noded: forks the supervising daemon. In the child (return 0): a new session, output
+// in DIR/stepd.log, DIR/stepd.pid written; the parent (return the pid, or -1) learns through
 // *ready whether the child got that far.
-pid_t ForkSupervisor(const std::string& job_dir, bool own_log, bool* ready) {
+pid_t ForkSupervisor(const std::string& job_dir, bool* ready) {
   *ready = false;
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) {
@@ -120,23 +140,16 @@ pid_t ForkSupervisor(const std::string& job_dir, bool own_log, bool* ready) {
     return pid;
   }
   ::close(pipefd[0]);
-  // A new session per daemon only when exec'd by noded: each setsid() also makes a scheduler
-  // autogroup, and the job's process gets its own session anyway.
-  if (own_log) ::setsid();
+  ::setsid();
   ::umask(022);
   std::string log_path = job_dir + "/stepd.log";
-  int logfd = own_log ? ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
-                      : ::dup(STDERR_FILENO);
+  int logfd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (logfd < 0) {
     std::fprintf(stderr, "tessera-stepd: cannot open %s: %m\n", log_path.c_str());
     ::_exit(1);
   }
-  auto start = ProcessStartTime(::getpid());
-  std::string pid_line = std::to_string(::getpid()) +
-                         (start.ok() ? " " + std::to_string(*start) : std::string()) + "\n";
-  Status st = WriteFileAtomic(job_dir + "/stepd.pid", pid_line, Durability::kProcessCrash);
-  if (!st.ok()) {
-    std::fprintf(stderr, "tessera-stepd: %s\n", st.message().c_str());
+  if (std::string err = WritePidFile(job_dir); !err.empty()) {
+    std::fprintf(stderr, "%s\n", err.c_str());
     ::_exit(1);
   }
   int devnull = ::open("/dev/null", O_RDWR);
@@ -190,31 +203,6 @@ int Supervise(const Flags& f, const tessera::v1::LaunchJob& launch, const JobUse
   return 0;
 }
 
-// Zygote: one request per job, the job directory as one SOCK_SEQPACKET message on fd 3; starts
-// the job's daemon (forked, not exec'd) and answers "OK" or "ERR <why>".
-// Users are looked up here, before the fork, and kept for kUserTtlMs (job_user.h).
-std::string StartFromZygote(Flags f, const std::string& job_dir, int sock, int sfd,
-                            JobUserCache* users) {
-  tessera::v1::LaunchJob launch;
-  if (std::string err = ReadLaunch(job_dir, &launch); !err.empty()) return "ERR " + err;
-  f.job_dir = job_dir;
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  const JobUser* user = users->Get(launch.uid(), launch.gid(),
-                                   int64_t{now.tv_sec} * 1000 + now.tv_nsec / 1'000'000);
-  bool ready = false;
-  pid_t pid = ForkSupervisor(job_dir, /*own_log=*/false, &ready);
-  if (pid == 0) {
-    ::close(sock);
-    ::close(sfd);
-    int rc = Supervise(f, launch, user);
-    std::fflush(nullptr);
-    ::_exit(rc);
-  }
-  if (pid < 0) return std::string("ERR tessera-stepd: fork: ") + std::strerror(errno);
-  return ready ? "OK" : "ERR tessera-stepd: the detached stepd did not start";
-}
-
 // Runs once what every job's daemon runs, so that the lazily initialized state it needs (time
 // zone, iostream locale facets used by the status and isolation formats) is set up here, once,
 // instead of in every forked daemon (where each page it writes is a copy-on-write fault).
@@ -225,9 +213,182 @@ void WarmUp() {
   Log("zygote pid " + std::to_string(::getpid()) + " ready");
 }
 
+int64_t NowMs() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return int64_t{now.tv_sec} * 1000 + now.tv_nsec / 1'000'000;
+}
+
+// One SOCK_SEQPACKET message; "" when the peer is gone.
+std::string Receive(int fd) {
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) < 0 && errno == EINTR) {
+  }
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+bool Send(int fd, const std::string& m) {
+  return ::send(fd, m.data(), m.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(m.size());
+}
+
+// Drops the cancel and forward signals that arrived for the jobs this stepd ran before (blocked,
+// they stay pending while it waits for the next job).
+void DropStaleSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  timespec zero{};
+  while (::sigtimedwait(&set, nullptr, &zero) > 0) {
+  }
+}
+
+// A zygote-forked stepd ("worker"): runs the job it was forked for, then the jobs the zygote
+// sends it on `fd`, one at a time. Per request it answers "OK" (stepd.pid written, the job
+// starts) or "ERR <why>", and "IDLE" once it can take the next one. It exits after
+// kJobsPerStepd jobs or when the zygote closes `fd`.
+[[noreturn]] void RunWorker(Flags f, int fd, std::string job_dir, tessera::v1::LaunchJob launch,
+                            const JobUser* user, JobUserCache* users) {
+  for (int jobs = 0;;) {
+    std::string err = WritePidFile(job_dir);
+    if (!Send(fd, err.empty() ? "OK" : "ERR " + err)) ::_exit(0);
+    if (err.empty()) {
+      f.job_dir = job_dir;
+      (void)Supervise(f, launch, user);
+      std::fflush(nullptr);
+      ++jobs;
+    }
+    do {
+      if (jobs >= kJobsPerStepd || !Send(fd, "IDLE")) ::_exit(0);
+      job_dir = Receive(fd);
+      if (job_dir.empty()) ::_exit(0);
+      launch.Clear();
+      err = ReadLaunch(job_dir, &launch);
+    } while (!err.empty() && Send(fd, "ERR " + err));
+    if (!err.empty()) ::_exit(0);
+    DropStaleSignals();
+    user = users->Get(launch.uid(), launch.gid(), NowMs());
+  }
+}
+
+// The zygote: noded sends one job directory per SOCK_SEQPACKET message on fd 3 and gets "OK" or
+// "ERR <why>" back. An idle worker takes the job (the one idle the shortest time, whose pages
+// are warm); with none idle the zygote forks a new one. Users are looked up before the fork and
+// kept for kUserTtlMs (job_user.h); a worker keeps its own copy of that cache.
+class Zygote {
+ public:
+  Zygote(const Flags& f, JobUserCache* users) : f_(f), users_(users) {}
+
+  std::string Start(const std::string& job_dir) {
+    for (Worker* w; (w = MostRecentlyIdle()) != nullptr;) {
+      w->idle_since_ms = -1;
+      std::string reply = Send(w->fd, job_dir) ? Receive(w->fd) : std::string();
+      if (!reply.empty()) return reply;
+      Retire(w->fd);  // it died while idle; the next one or a new one takes the job
+    }
+    return Fork(job_dir);
+  }
+
+  // Descriptors to poll after noded's socket and the signalfd.
+  void AddPollFds(std::vector<pollfd>* fds) const {
+    for (const Worker& w : workers_) fds->push_back({w.fd, POLLIN, 0});
+  }
+
+  // A worker's fd is readable: "IDLE", or closed.
+  void OnReadable(int fd) {
+    auto it = Find(fd);
+    if (it == workers_.end()) return;
+    if (Receive(fd) != "IDLE") return Retire(fd);
+    it->idle_since_ms = NowMs();
+    size_t idle = 0;
+    for (const Worker& w : workers_) idle += w.idle_since_ms >= 0;
+    if (idle > kMaxIdleStepds) RetireIdleSince(INT64_MAX);
+  }
+
+  // Ends workers idle since before now - kIdleStepdMs; returns the poll timeout until the next
+  // one is due (-1: none idle).
+  int Expire() {
+    int64_t now = NowMs();
+    RetireIdleSince(now - kIdleStepdMs);
+    int64_t first = -1;
+    for (const Worker& w : workers_)
+      if (w.idle_since_ms >= 0 && (first < 0 || w.idle_since_ms < first)) first = w.idle_since_ms;
+    return first < 0 ? -1 : static_cast<int>(std::max<int64_t>(0, first + kIdleStepdMs - now));
+  }
+
+ private:
+  struct Worker {
+    pid_t pid;
+    int fd;                      // the zygote's end of the worker's socket pair
+    int64_t idle_since_ms = -1;  // -1: running a job or answering
+  };
+
+  std::vector<Worker>::iterator Find(int fd) {
+    return std::find_if(workers_.begin(), workers_.end(), [fd](const Worker& w) { return w.fd == fd; });
+  }
+
+  Worker* MostRecentlyIdle() {
+    Worker* best = nullptr;
+    for (Worker& w : workers_)
+      if (w.idle_since_ms >= 0 && (!best || w.idle_since_ms > best->idle_since_ms)) best = &w;
+    return best;
+  }
+
+  // Closing its socket ends an idle worker (and a busy one after its job); SIGCHLD reaps it.
+  void Retire(int fd) {
+    ::close(fd);
+    workers_.erase(Find(fd));
+  }
+
+  // Retires the idle worker idle the longest if it has been since before `before`.
+  void RetireIdleSince(int64_t before) {
+    for (;;) {
+      const Worker* oldest = nullptr;
+      for (const Worker& w : workers_)
+        if (w.idle_since_ms >= 0 && (!oldest || w.idle_since_ms < oldest->idle_since_ms)) oldest = &w;
+      if (!oldest || oldest->idle_since_ms >= before) return;
+      Retire(oldest->fd);
+      if (before == INT64_MAX) return;
+    }
+  }
+
+  std::string Fork(const std::string& job_dir) {
+    tessera::v1::LaunchJob launch;
+    if (std::string err = ReadLaunch(job_dir, &launch); !err.empty()) return "ERR " + err;
+    const JobUser* user = users_->Get(launch.uid(), launch.gid(), NowMs());
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+      return std::string("ERR tessera-stepd: socketpair: ") + std::strerror(errno);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      // Its own socket as fd 3 (close-on-exec: the jobs do not inherit it), nothing else of the
+      // zygote's: noded's socket, the signalfd, the other workers' sockets.
+      ::dup3(sv[1], 3, O_CLOEXEC);
+      ::close_range(4, ~0U, 0);
+      ::umask(022);
+      RunWorker(f_, 3, job_dir, std::move(launch), user, users_);
+    }
+    ::close(sv[1]);
+    if (pid < 0) {
+      ::close(sv[0]);
+      return std::string("ERR tessera-stepd: fork: ") + std::strerror(errno);
+    }
+    workers_.push_back({pid, sv[0]});
+    std::string reply = Receive(sv[0]);
+    if (!reply.empty()) return reply;
+    Retire(sv[0]);
+    return "ERR tessera-stepd: the forked stepd exited before the job started";
+  }
+
+  const Flags& f_;
+  JobUserCache* users_;
+  std::vector<Worker> workers_;
+};
+
 int RunZygote(const Flags& f) {
   const int sock = 3;
-  ::setsid();  // out of noded's session and process group, for the daemons forked from here
+  ::setsid();  // out of noded's session and process group, for the stepds forked from here
   BlockJobSignals();
   sigset_t mask;
   sigemptyset(&mask);
@@ -239,10 +400,14 @@ int RunZygote(const Flags& f) {
   const bool root = ::getuid() == 0;
   JobUserCache users([root](uid_t uid, gid_t gid) { return LookUpJobUser(uid, gid, root); },
                      kUserTtlMs);
+  Zygote zygote(f, &users);
+  std::vector<pollfd> fds;
   for (;;) {
-    pollfd p[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0 && errno != EINTR) return 1;
-    if (p[1].revents) {
+    int timeout = zygote.Expire();
+    fds = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
+    zygote.AddPollFds(&fds);
+    if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return 1;
+    if (fds[1].revents) {
       signalfd_siginfo si{};
       while (::read(sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
         if (si.ssi_signo != SIGCHLD) return 0;
@@ -250,13 +415,12 @@ int RunZygote(const Flags& f) {
       while (::waitpid(-1, &st, WNOHANG) > 0) {
       }
     }
-    if (p[0].revents) {
-      char buf[4096];
-      ssize_t n = ::recv(sock, buf, sizeof buf, 0);
-      if (n <= 0) return 0;  // noded is gone; running jobs keep their daemons
-      std::string reply = StartFromZygote(f, std::string(buf, static_cast<size_t>(n)), sock, sfd,
-                                          &users);
-      if (::send(sock, reply.data(), reply.size(), MSG_NOSIGNAL) < 0) return 0;
+    for (size_t i = 2; i < fds.size(); ++i)
+      if (fds[i].revents) zygote.OnReadable(fds[i].fd);
+    if (fds[0].revents) {
+      std::string job_dir = Receive(sock);
+      if (job_dir.empty()) return 0;  // noded is gone; running jobs keep their stepds
+      if (!Send(sock, zygote.Start(job_dir))) return 0;
     }
   }
 }
@@ -275,7 +439,7 @@ int Main(int argc, char** argv) {
   }
   BlockJobSignals();  // before the pid file exists, so an early cancel is queued, not fatal
   bool ready = false;
-  pid_t pid = ForkSupervisor(f.job_dir, /*own_log=*/true, &ready);
+  pid_t pid = ForkSupervisor(f.job_dir, &ready);
   if (pid != 0) {
     if (pid > 0 && !ready)
       std::fprintf(stderr, "tessera-stepd: the detached stepd did not start\n");

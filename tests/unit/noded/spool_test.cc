@@ -39,11 +39,11 @@ class FakeControl final : public StepdControl {
     probe_.alive.insert({pid, dir});
     return Status::Ok();
   }
-  Status Cancel(pid_t pid) override {
+  Status Cancel(uint64_t, pid_t pid) override {
     cancels.push_back(pid);
     return Status::Ok();
   }
-  Status Forward(pid_t pid, int sig) override {
+  Status Forward(uint64_t, pid_t pid, int sig) override {
     forwards.push_back({pid, sig});
     return Status::Ok();
   }

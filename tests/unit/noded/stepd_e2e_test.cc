@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -268,11 +269,18 @@ TEST_CASE("stepd: forwarded signals keep the job running, cancel ends it CANCELL
   REQUIRE(WaitFor([&] { return job.Output().find("started") != std::string::npos; }, 10));
   pid_t pid = job.spool.ReadPid(l.job_id());
   CHECK(ProcStepdProbe().IsStepdAlive(pid, job.spool.JobDir(l.job_id())));
-  REQUIRE(control.Forward(pid, SIGUSR1).ok());
+  // Signals naming another job (one this stepd ran before) are dropped.
+  REQUIRE(control.Forward(l.job_id() + 1, pid, SIGUSR1).ok());
+  REQUIRE(control.Cancel(l.job_id() + 1, pid).ok());
+  std::string log = job.spool.JobDir(l.job_id()) + "/stepd.log";
+  REQUIRE(WaitFor([&] { return ReadAll(log).find("signal 15 for an earlier job ignored") != std::string::npos; }, 10));
+  CHECK(ReadAll(log).find("signal 10 for an earlier job ignored") != std::string::npos);
+  CHECK(job.Output().find("got-usr1") == std::string::npos);
+  REQUIRE(control.Forward(l.job_id(), pid, SIGUSR1).ok());
   REQUIRE(WaitFor([&] { return job.Output().find("got-usr1") != std::string::npos; }, 10));
   CHECK(!std::filesystem::exists(job.spool.StatusFile(l.job_id())));
   auto t0 = std::chrono::steady_clock::now();
-  REQUIRE(control.Cancel(pid).ok());
+  REQUIRE(control.Cancel(l.job_id(), pid).ok());
   JobStatus st = job.WaitStatus(20);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(st.state == JobState::kCancelled);
@@ -399,6 +407,75 @@ TEST_CASE("stepd zygote: forked daemons run jobs as the user and outlive the zyg
   CHECK(job.Output() == "zygote tessera-test\n");
   std::string dir = job.spool.JobDir(l.job_id());
   CHECK(WaitFor([&] { return !ProcStepdProbe().IsStepdAlive(first, dir); }, 5));
+}
+
+// Whether `pid` is blocked receiving from a socket (a zygote-forked stepd waiting for a job).
+bool WaitingForJob(pid_t pid) {
+  std::string call = ReadAll("/proc/" + std::to_string(pid) + "/syscall");
+  long nr = call.empty() ? -1 : std::strtol(call.c_str(), nullptr, 10);
+  return nr == SYS_recvfrom || nr == SYS_recvmsg;
+}
+
+TEST_CASE("stepd zygote: an idle stepd runs the next job and drops its previous job's signals") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 120);
+  ZygoteStepdControl control(job.Args());
+  auto run = [&](uint64_t id, const std::string& script) {
+    job.id = id;
+    job.Write(job.Launch(script));
+    REQUIRE(control.Start(id, job.spool.JobDir(id)).ok());
+    return job.spool.ReadPid(id);
+  };
+  pid_t first = run(120, "#!/bin/sh\necho first\n");
+  REQUIRE(first > 0);
+  CHECK(job.WaitStatus(20).state == JobState::kCompleted);
+  REQUIRE(WaitFor([&] { return WaitingForJob(first); }, 10));
+  // A cancel and a forward that reach the stepd after job 120 ended, while it waits.
+  REQUIRE(control.Cancel(120, first).ok());
+  REQUIRE(control.Forward(120, first, SIGUSR1).ok());
+
+  pid_t second = run(121, "#!/bin/sh\nsleep 0.3\necho second $(id -un)\n");
+  CHECK(second == first);  // the same process, not a new fork
+  auto start = ProcessStartTime(first);
+  REQUIRE(start.ok());
+  CHECK(ReadAll(job.spool.PidFile(121)) == std::to_string(first) + " " + std::to_string(*start) + "\n");
+  JobStatus st = job.WaitStatus(20);
+  CHECK(st.state == JobState::kCompleted);
+  CHECK(job.Output() == "second tessera-test\n");
+
+  // Cancel still reaches the job the stepd runs now.
+  REQUIRE(WaitFor([&] { return WaitingForJob(first); }, 10));
+  pid_t third = run(122, "#!/bin/sh\necho started\nexec sleep 60\n");
+  CHECK(third == first);
+  REQUIRE(WaitFor([&] { return job.Output() == "started\n"; }, 10));
+  REQUIRE(control.Cancel(122, third).ok());
+  CHECK(job.WaitStatus(20).state == JobState::kCancelled);
+  // Two jobs at once need two stepds.
+  REQUIRE(WaitFor([&] { return WaitingForJob(first); }, 10));
+  pid_t a = run(123, "#!/bin/sh\nsleep 1\n");
+  pid_t b = run(124, "#!/bin/sh\nsleep 1\n");
+  CHECK(a == first);
+  CHECK(b != first);
+  CHECK(job.WaitStatus(20).state == JobState::kCompleted);
+  job.id = 123;
+  CHECK(job.WaitStatus(20).state == JobState::kCompleted);
+}
+
+TEST_CASE("stepd zygote: idle stepds exit with the zygote") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 130);
+  job.Write(job.Launch("#!/bin/sh\necho done\n"));
+  pid_t pid = 0;
+  {
+    ZygoteStepdControl control(job.Args());
+    REQUIRE(control.Start(130, job.spool.JobDir(130)).ok());
+    pid = job.spool.ReadPid(130);
+    CHECK(job.WaitStatus(20).state == JobState::kCompleted);
+    REQUIRE(WaitFor([&] { return WaitingForJob(pid); }, 10));
+  }
+  CHECK(WaitFor([&] { return !ProcessStartTime(pid).ok(); }, 10));
 }
 
 TEST_CASE("stepd probe: a recorded start time must match") {
