@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/env_block.h"
 #include "common/hostlist.h"
 
 namespace tessera::noded {
@@ -79,7 +80,8 @@ std::string CompressTasksPerNode(const std::vector<uint32_t>& tasks) {
 
 EnvMap BuildJobEnv(const tessera::v1::LaunchJob& launch, const NodeFacts& node,
                    const UserInfo& user, std::string* error) {
-  EnvMap env(launch.env().begin(), launch.env().end());
+  EnvMap env = launch.env_block().empty() ? EnvMap(launch.env().begin(), launch.env().end())
+                                          : EnvBlockToMap(launch.env_block());
   SetDefault(env, "PATH", kDefaultPath);
   SetDefault(env, "HOME", user.home);
   SetDefault(env, "USER", user.name);

@@ -2,9 +2,9 @@
 // The environment of a batch job: a pure function of the LaunchJob, facts about this node and
 // the submitter's passwd entry. No I/O.
 //
-// Contents: the user's exported environment (LaunchJob.env) first; PATH/HOME/USER/LOGNAME/SHELL
-// filled from passwd (PATH: a standard system path) only when missing; then, overriding the
-// user's values, the Slurm variables:
+// Contents: the user's exported environment (LaunchJob.env_block, else .env) first;
+// PATH/HOME/USER/LOGNAME/SHELL filled from passwd (PATH: a standard system path) only when
+// missing; then, overriding the user's values, the Slurm variables:
 //   SLURM_JOB_ID SLURM_JOBID SLURM_JOB_NAME SLURM_JOB_NODELIST SLURM_NODELIST SLURM_NNODES
 //   SLURM_JOB_NUM_NODES SLURM_NTASKS SLURM_NPROCS SLURM_CPUS_ON_NODE SLURM_SUBMIT_DIR
 //   SLURM_SUBMIT_HOST SLURM_JOB_PARTITION SLURM_JOB_ACCOUNT SLURM_JOB_UID SLURM_JOB_USER

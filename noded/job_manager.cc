@@ -73,9 +73,9 @@ Status JobManager::Recover() {
 Status JobManager::PrepareJobDir(const v1::LaunchJob& l) {
   uint64_t id = l.job_id();
   TESSERA_RETURN_IF_ERROR(spool_.CreateJobDir(id, l.uid()));
-  // Only root reads it: it holds the job's script and environment.
-  TESSERA_RETURN_IF_ERROR(WriteFileAtomic(spool_.LaunchFile(id), l.SerializeAsString(),
-                                          Durability::kProcessCrash, 0600));
+  // Only root reads it: it holds the job's script and environment. Written in place: only the
+  // stepd started after it reads it (a noded that dies midway started none: the job is lost).
+  TESSERA_RETURN_IF_ERROR(WriteFileInPlace(spool_.LaunchFile(id), l.SerializeAsString(), 0600));
   if (planner_) {
     JobIsolation iso = planner_->Plan(l);
     TESSERA_RETURN_IF_ERROR(

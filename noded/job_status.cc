@@ -81,14 +81,12 @@ Result<JobStatus> ParseJobStatus(const std::string& text, const std::string& whe
   return s;
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& contents,
-                       Durability durability, mode_t mode) {
-  bool sync = durability == Durability::kPowerLoss;
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0) return Errno("cannot create", tmp);
+namespace {
+Status WriteInPlace(const std::string& path, const std::string& contents, mode_t mode, bool sync) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) return Errno("cannot create", path);
   auto fail = [&](const char* what) {
-    Status st = Errno(what, tmp);
+    Status st = Errno(what, path);
     ::close(fd);
     return st;
   };
@@ -103,6 +101,19 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents,
   if (::ftruncate(fd, static_cast<off_t>(contents.size())) != 0) return fail("cannot truncate");
   if (sync && ::fsync(fd) != 0) return fail("cannot fsync");
   ::close(fd);
+  return Status::Ok();
+}
+}  // namespace
+
+Status WriteFileInPlace(const std::string& path, const std::string& contents, mode_t mode) {
+  return WriteInPlace(path, contents, mode, /*sync=*/false);
+}
+
+Status WriteFileAtomic(const std::string& path, const std::string& contents,
+                       Durability durability, mode_t mode) {
+  bool sync = durability == Durability::kPowerLoss;
+  std::string tmp = path + ".tmp";
+  TESSERA_RETURN_IF_ERROR(WriteInPlace(tmp, contents, mode, sync));
   if (::rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename to", path);
   if (!sync) return Status::Ok();
   int dfd = ::open(DirName(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -43,6 +43,10 @@ enum class Durability { kProcessCrash, kPowerLoss };
 // and ext4 starts no writeback at close (it does after a truncation to zero).
 Status WriteFileAtomic(const std::string& path, const std::string& contents,
                        Durability durability = Durability::kPowerLoss, mode_t mode = 0644);
+// Rewrites `path` in place (created when absent, a symlink refused): its inode is overwritten and
+// cut to size, never truncated to zero first. Not atomic: for files nobody reads while they are
+// written (a job's launch.pb, read by the stepd started after it).
+Status WriteFileInPlace(const std::string& path, const std::string& contents, mode_t mode = 0644);
 // The job's status file (spool: Durability::kProcessCrash).
 Status WriteStatusFile(const std::string& path, const JobStatus& s);
 // kNotFound when the file does not exist or is empty.

@@ -75,9 +75,10 @@ Status Spool::CreateJobDir(uint64_t id, uint32_t uid) {
     // rename() would replace an empty job.<id> made meanwhile; the lstat above rules that out
     // for noded, the only writer of the spool's top level.
     if (::rename(from.path.c_str(), dir.c_str()) != 0) continue;
-    // Each file the next job writes goes back to <file>.tmp, whose inode WriteFileAtomic then
-    // reuses; until then the job has none of them.
-    for (std::string f : {"/launch.pb", "/isolation", "/stepd.pid", "/status"})
+    // The files the next job writes atomically go back to <file>.tmp, whose inode
+    // WriteFileAtomic then reuses; until then the job has none of them. launch.pb stays: noded
+    // rewrites it in place before it starts the stepd that reads it.
+    for (std::string f : {"/isolation", "/stepd.pid", "/status"})
       (void)::rename((dir + f).c_str(), (dir + f + ".tmp").c_str());
     if (from.script_uid != uid || uid == kNoUser) (void)::unlink((dir + "/script").c_str());
     (void)::truncate((dir + "/stepd.log").c_str(), 0);

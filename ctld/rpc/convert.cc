@@ -269,7 +269,7 @@ void ToLaunch(const JobRecord& r, const JobPayload& payload, int64_t kill_wait_s
   out->set_script(payload.script);
   for (const auto& a : r.spec.argv) out->add_argv(a);
   out->set_workdir(r.spec.workdir);
-  for (auto& [k, v] : EnvBlockToMap(payload.env_block)) (*out->mutable_env())[k] = std::move(v);
+  out->set_env_block(payload.env_block);
   out->set_stdout_path(r.spec.stdout_pattern);
   out->set_stderr_path(r.spec.stderr_pattern);
   out->set_time_limit_s(r.time_limit_s);

@@ -149,12 +149,12 @@ Store::Store(sqlite3* w, sqlite3* r, std::string path) : wdb_(w), rdb_(r), path_
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
-sqlite3_stmt* Store::Cached(const char* sql) {
-  auto it = stmts_.find(sql);
-  if (it != stmts_.end()) return it->second;
+sqlite3_stmt* Store::Prepared(sqlite3* db, StmtCache* cache, const char* sql) {
+  auto it = cache->find(sql);
+  if (it != cache->end()) return it->second;
   sqlite3_stmt* s = nullptr;
-  if (sqlite3_prepare_v3(wdb_, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK) return nullptr;
-  stmts_[sql] = s;
+  if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK) return nullptr;
+  (*cache)[sql] = s;
   return s;
 }
 
@@ -166,6 +166,7 @@ Store::~Store() {
   cv_.notify_all();
   writer_.join();
   for (auto& [sql, s] : stmts_) sqlite3_finalize(s);
+  for (auto& [sql, s] : read_stmts_) sqlite3_finalize(s);
   sqlite3_close(rdb_);
   sqlite3_close(wdb_);
 }
@@ -349,7 +350,7 @@ Result<std::vector<JobEvent>> Store::EventsSince(uint64_t seq, size_t limit) {
 
 Result<JobPayload> Store::LoadPayload(uint64_t job_id) {
   std::lock_guard<std::mutex> l(read_mu_);
-  Stmt s(rdb_, "SELECT script, env FROM job_payloads WHERE job_id=?");
+  Stmt s(rdb_, CachedRead("SELECT script, env FROM job_payloads WHERE job_id=?"));
   if (!s.ok()) return s.Error("load payload");
   s.Bind(1, static_cast<int64_t>(job_id));
   if (s.Step() != SQLITE_ROW) return NotFound("no script stored for job " + std::to_string(job_id));

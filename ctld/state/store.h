@@ -103,12 +103,17 @@ class Store {
   void WriterLoop();
   Status ApplyBatch(const Batch& b);
   Status Exec(const char* sql);
-  // Prepared statements of the writer connection, keyed by their (static) SQL text.
-  sqlite3_stmt* Cached(const char* sql);
+  // Prepared statements, keyed by their (static) SQL text: of the writer connection (writer
+  // thread only) and of the reader (under read_mu_).
+  sqlite3_stmt* Cached(const char* sql) { return Prepared(wdb_, &stmts_, sql); }
+  sqlite3_stmt* CachedRead(const char* sql) { return Prepared(rdb_, &read_stmts_, sql); }
+  using StmtCache = std::map<const char*, sqlite3_stmt*>;
+  static sqlite3_stmt* Prepared(sqlite3* db, StmtCache* cache, const char* sql);
 
   sqlite3* wdb_;
-  std::map<const char*, sqlite3_stmt*> stmts_;  // writer thread only
+  StmtCache stmts_;
   sqlite3* rdb_;
+  StmtCache read_stmts_;
   std::string path_;
   std::mutex read_mu_;
   mutable std::mutex mu_;

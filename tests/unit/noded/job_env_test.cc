@@ -123,6 +123,16 @@ TEST_CASE("Slurm variables override stale values exported by the user") {
   CHECK(env["SLURM_JOB_ID"] == "42");
 }
 
+TEST_CASE("an environment block replaces the env map; its later entries win") {
+  auto l = TwoNodeJob();
+  l.set_env_block(std::string("FOO=one\0PATH=/opt/bin\0FOO=two\0", 30));
+  auto env = BuildJobEnv(l, Gpu1(), Alice());
+  CHECK(env["FOO"] == "two");
+  CHECK(env["PATH"] == "/opt/bin");
+  CHECK(env["SLURM_JOB_ID"] == "42");
+  CHECK(env["HOME"] == "/home/alice");
+}
+
 TEST_CASE("single-node job without alloc entries or nodelist still gets sane values") {
   tessera::v1::LaunchJob l;
   l.set_job_id(7);
