@@ -31,8 +31,8 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
                        std::shared_ptr<const sched::SchedConfig> sched_cfg, Store* store,
                        const Clock* clock, Core* core)
     : cfg_(std::move(cfg)), sched_cfg_(std::move(sched_cfg)), store_(store), clock_(clock),
-      core_(core), jobs_(store, clock), nodes_(*cfg_), tick_timer_(core->io()),
-      cycle_timer_(core->io()) {
+      core_(core), jobs_(store, clock), nodes_(*cfg_), cycle_timer_(core->io()),
+      tick_timer_(core->io()) {
   shared_cfg_ = cfg_;
 }
 
@@ -118,7 +118,13 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
     for (const auto& [id, j] : jobs_.jobs()) {
       if (j.uid != r.uid || IsFinished(j.State())) continue;
       if (j.State() == JobState::kPending) mine.pending.push_back(SchedBridge::ToSnap(j));
-      else mine.running.push_back({id, "", j.user, "", j.spec.qos});
+      else {
+        sched::RunningSnap snap;
+        snap.id = id;
+        snap.user = j.user;
+        snap.qos = j.spec.qos;
+        mine.running.push_back(std::move(snap));
+      }
     }
   }
   TESSERA_RETURN_IF_ERROR(sched::CheckSubmit(snap, mine, *sched_cfg_));

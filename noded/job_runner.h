@@ -12,7 +12,9 @@
 // Supervision (signals arrive through a signalfd):
 //   time limit (time_limit_s > 0): SIGTERM to the process group, KillWait later SIGKILL -> TIMEOUT
 //   SIGTERM to stepd (cancel):     the same escalation -> CANCELLED
-//   SIGUSR1 with sigqueue value N: signal N forwarded to the process group; the job goes on
+//   SIGUSR1 naming signal N:       signal N forwarded to the process group; the job goes on
+// Both are queued with a value naming their job (stepd_signal.h); one naming another job (one
+// this stepd ran before) is logged and dropped.
 // When the job's main process ends, what is left of its process group is SIGKILLed.
 // Isolation (opts.isolation with a cgroup_root): stepd creates the job's cgroup before the fork
 // (failure: job FAILED), the child joins it before dropping privileges, every cancel/timeout

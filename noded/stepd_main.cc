@@ -319,7 +319,6 @@ class Zygote {
 
  private:
   struct Worker {
-    pid_t pid;
     int fd;                      // the zygote's end of the worker's socket pair
     int64_t idle_since_ms = -1;  // -1: running a job or answering
   };
@@ -374,7 +373,7 @@ class Zygote {
       ::close(sv[0]);
       return std::string("ERR tessera-stepd: fork: ") + std::strerror(errno);
     }
-    workers_.push_back({pid, sv[0]});
+    workers_.push_back({sv[0]});
     std::string reply = Receive(sv[0]);
     if (!reply.empty()) return reply;
     Retire(sv[0]);

@@ -129,7 +129,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   for (int v = version; st.ok() && v < static_cast<int>(migs.size()); ++v) {
     std::string sql = std::string("BEGIN;") + migs[v] + "PRAGMA user_version=" + std::to_string(v + 1) + "; COMMIT;";
     st = exec(sql.c_str());
-    if (!st.ok()) exec("ROLLBACK;");
+    if (!st.ok()) (void)exec("ROLLBACK;");
   }
   if (!st.ok()) {
     sqlite3_close(w);
@@ -286,7 +286,7 @@ void Store::WriterLoop() {
       st = ApplyBatch(p.batch);
     }
     if (st.ok()) st = Exec("COMMIT");
-    if (!st.ok()) Exec("ROLLBACK");
+    if (!st.ok()) (void)Exec("ROLLBACK");
     {
       std::lock_guard<std::mutex> l(mu_);
       stats_.transactions++;
