@@ -149,6 +149,14 @@ void JobManager::Signal(uint64_t id, int signal) {
     log_(tag + "signal " + std::to_string(signal) + " ignored: job is not running here");
     return;
   }
+  // A job with a status file has ended, and its stepd may already run the next job
+  // (stepd_main.cc): no signal goes to it. This thread also launches the jobs, so a job without
+  // one cannot lose its stepd to another job before the signal below is queued.
+  if (ReadStatusFile(spool_.StatusFile(id)).status().code() != Code::kNotFound) {
+    log_(tag + "signal " + std::to_string(signal) + " not sent: the job has ended");
+    Poll();
+    return;
+  }
   pid_t pid = spool_.ReadPid(id);
   if (!probe_.IsStepdAlive(pid, spool_.JobDir(id))) {
     log_(tag + "signal " + std::to_string(signal) + " not delivered: tessera-stepd is gone");

@@ -41,8 +41,10 @@ class JobManager {
   // lost ones (no status, no live stepd) into FAILED "tessera-stepd for job N was lost".
   Status Recover();
 
+  // Launch, Signal, Ack and Poll must be called from one thread: Signal relies on no job being
+  // launched between its check that the job has not ended and the signal it queues.
   void Launch(const tessera::v1::LaunchJob& launch);
-  // signal 0 = cancel. Unknown or finished jobs are ignored (logged).
+  // signal 0 = cancel. Unknown or finished jobs (a status file written) are ignored (logged).
   void Signal(uint64_t job_id, int signal);
   // Forgets a finished job and deletes its spool directory.
   void Ack(uint64_t job_id);

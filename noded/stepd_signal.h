@@ -1,7 +1,9 @@
 #pragma once
 // The control signals noded sends a stepd name the job they are meant for, in the value queued
 // with them (sigqueue). A zygote-forked stepd runs several jobs, one after another; a signal
-// aimed at the job that just ended must not reach the next one.
+// aimed at the job that just ended must not reach the next one. (noded also sends none for a job
+// with a status file, JobManager::Signal: these are standard signals, which do not queue, so a
+// stale one still pending would swallow the next job's.)
 //   SIGTERM with StepdSignalValue(job, 0)  cancel the job
 //   SIGUSR1 with StepdSignalValue(job, N)  forward signal N to the job's processes
 // A signal sent with plain kill() names no job (an administrator, the OS at shutdown): a SIGTERM

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -460,6 +461,44 @@ TEST_CASE("stepd zygote: an idle stepd runs the next job and drops its previous 
   CHECK(job.WaitStatus(20).state == JobState::kCompleted);
   job.id = 123;
   CHECK(job.WaitStatus(20).state == JobState::kCompleted);
+}
+
+TEST_CASE("noded with reused stepds: a cancel of an ended job never reaches the next job") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 200);
+  ZygoteStepdControl control(job.Args());
+  ProcStepdProbe probe;
+  SystemClock clock;
+  JobManager jobs(job.spool, control, probe, clock, [](const std::string&) {});
+  REQUIRE(jobs.Recover().ok());
+  auto ended = [&](uint64_t id) { return ReadStatusFile(job.spool.StatusFile(id)).ok(); };
+  std::map<uint64_t, pid_t> stepd;
+  // Even jobs end at once, odd ones run until cancelled. Each even job that has ended is
+  // cancelled again and again (as `tcancel` racing with its end would), before noded has
+  // noticed the end, while its stepd may already run a later job.
+  for (uint64_t id = 200; id < 224; ++id) {
+    job.id = id;
+    jobs.Launch(job.Launch(id % 2 ? "#!/bin/sh\necho started\nexec sleep 60\n" : "#!/bin/sh\necho ok\n"));
+    REQUIRE(jobs.IsRunning(id));
+    stepd[id] = job.spool.ReadPid(id);
+    for (uint64_t done = 200; done < id; done += 2)
+      if (ended(done)) jobs.Signal(done, 0);
+  }
+  std::set<pid_t> distinct;
+  for (const auto& [id, pid] : stepd) distinct.insert(pid);
+  CHECK(distinct.size() < stepd.size());  // some stepds ran more than one job
+  for (uint64_t id = 201; id < 224; id += 2) {
+    job.id = id;
+    REQUIRE(WaitFor([&] { return job.Output() == "started\n"; }, 10));
+    jobs.Signal(id, 0);
+  }
+  for (uint64_t id = 200; id < 224; ++id) {
+    INFO("job " << id);
+    REQUIRE(WaitFor([&] { return ended(id); }, 20));
+    CHECK(ReadStatusFile(job.spool.StatusFile(id))->state ==
+          (id % 2 ? JobState::kCancelled : JobState::kCompleted));
+  }
 }
 
 TEST_CASE("stepd zygote: idle stepds exit with the zygote") {
