@@ -180,7 +180,7 @@ Status Controller::Cancel(uint64_t id, const Caller& c, int signal) {
     if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(id) + " is not running");
     NodeRuntime* n = nodes_.Find(j->alloc.front().node);
     if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
-    n->link->Signal(id, signal);
+    SignalJob(*n, id, signal);
     return Status::Ok();
   }
   bool needs_signal = false;
@@ -191,7 +191,7 @@ Status Controller::Cancel(uint64_t id, const Caller& c, int signal) {
   }
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
-    n->link->Signal(id, 0);
+    SignalJob(*n, id, 0);
   } else {  // the node is away: nothing to wait for
     FinishJob(*j, JobState::kCancelled, 0, 0, 0, "cancelled while its node was unreachable", nullptr);
   }
@@ -206,7 +206,7 @@ Status Controller::Requeue(uint64_t id, const Caller& c) {
   requeue_on_finish_.insert(id);
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
-    n->link->Signal(id, 0);
+    SignalJob(*n, id, 0);
   } else {
     FinishJob(*j, JobState::kCancelled, 0, 0, 0, "requeued", nullptr);
   }
@@ -222,7 +222,7 @@ Status Controller::Suspend(uint64_t id, const Caller& c, bool suspend) {
     return FailedPrecondition("Job " + std::to_string(id) + (suspend ? " is not running" : " is not suspended"));
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
-  n->link->Signal(id, suspend ? SIGSTOP : SIGCONT);
+  SignalJob(*n, id, suspend ? SIGSTOP : SIGCONT);
   jobs_.MarkSuspended(id, suspend);
   return Status::Ok();
 }
@@ -447,6 +447,15 @@ void Controller::OnDisconnect(const std::string& node, const NodeLink* link) {
   }
 }
 
+void Controller::SignalJob(NodeRuntime& n, uint64_t id, int signal) {
+  auto it = awaiting_launch_.find(id);
+  if (it != awaiting_launch_.end()) {
+    it->second.push_back(signal);
+    return;
+  }
+  n.link->Signal(id, signal);
+}
+
 void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
                            const std::string& msg, std::function<void()> after_durable) {
   // Steps still running end with their job.
@@ -550,18 +559,25 @@ void Controller::RunCycle() {
     if (!j || j->State() != JobState::kPending || j->held || !SchedBridge::StillFits(d.placement, nodes_)) continue;
     uint64_t id = d.job_id;
     // Launch once the start is durable, so a restarted controller never forgets a launch.
+    // Signals for the job (a cancel right after submission) wait until the launch is sent.
+    awaiting_launch_[id].clear();
     jobs_.MarkStarted(id, SchedBridge::ToAlloc(d.placement), [this, id](const Status& st) {
-      if (!st.ok()) return;
-      core_->Post([this, id] {
+      core_->Post([this, id, ok = st.ok()] {
+        auto it = awaiting_launch_.find(id);
+        if (it == awaiting_launch_.end()) return;
+        std::vector<int> signals = std::move(it->second);
+        awaiting_launch_.erase(it);
         JobRecord* job = jobs_.Find(id);
-        if (!job || job->State() != JobState::kRunning) return;
+        if (!ok || !job || job->State() != JobState::kRunning) return;
         auto payload = store_->LoadPayload(id);
         if (!payload.ok()) {
           FinishJob(*job, JobState::kFailed, 1, 0, 0, "cannot launch: " + payload.status().message(), nullptr);
           return;
         }
         NodeRuntime* n = nodes_.Find(job->alloc.front().node);
-        if (n && n->link) n->link->Launch(*job, *payload, cfg_->kill_wait_s);
+        if (!n || !n->link) return;
+        n->link->Launch(*job, *payload, cfg_->kill_wait_s);
+        for (int sig : signals) n->link->Signal(id, sig);
       });
     });
     nodes_.Allocate(*j);

@@ -138,6 +138,10 @@ class Controller {
   void RunCycle();
   void CheckNodes();
   void FailNodeJobs(NodeRuntime& n, const std::string& why);
+  // Sends `signal` (0 = cancel) for job `id` to its node (`n.link` set), or, while the job's
+  // launch waits for its durable start, queues it to follow the launch: a signal that reached
+  // the node before the launch would be dropped there and the job would run on.
+  void SignalJob(NodeRuntime& n, uint64_t id, int signal);
   void FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
                  const std::string& msg, std::function<void()> after_durable);
   void Tick();
@@ -160,6 +164,8 @@ class Controller {
   NodeTable nodes_;
   CtldStats stats_;
   std::set<uint64_t> requeue_on_finish_;
+  // Jobs started whose launch is not sent yet (start not durable yet) -> signals to send after it.
+  std::map<uint64_t, std::vector<int>> awaiting_launch_;
   std::map<std::pair<uint64_t, uint32_t>, StepRecord> steps_;  // running steps
   std::map<uint64_t, MigDone> mig_requests_;
   uint64_t next_mig_request_ = 1;

@@ -3,9 +3,11 @@
 // Binaries come from $TESSERA_BUILD_DIR/bin.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -51,10 +53,17 @@ bool Prepared(passwd* out) {
     WARN("SKIPPED: stepd end-to-end tests need root (to switch to an unprivileged user)");
     return false;
   }
+  // ctest runs test cases as parallel processes: the first creates the user while the others
+  // wait on the lock, so none sees a user that useradd has written to /etc/passwd but not yet
+  // to /etc/group (a job then failed at start, exit 1, before its script ran).
+  int lock = ::open("/tmp/tessera-test-user.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  REQUIRE(lock >= 0);
+  REQUIRE(::flock(lock, LOCK_EX) == 0);
   if (!getpwnam(kTestUser)) {
     int rc = std::system("useradd -r -M -s /bin/sh tessera-test >/dev/null 2>&1");
     REQUIRE(rc == 0);
   }
+  ::close(lock);
   passwd* pw = getpwnam(kTestUser);
   REQUIRE(pw != nullptr);
   *out = *pw;
