@@ -135,6 +135,7 @@ def test_huge_frame_headers_do_not_grow_ctld(socket_cluster):
     base = ctld_rss_kib(c)
     with Hostile(c, "tessera-alice", "huge", 8):
         during = ctld_rss_kib(c)
+        print(f"tessera-ctld VmRSS: {base} KiB before, {during} KiB under the attack")
         # The old reader zero-filled each announced frame at once: 4 x 256 + 4 x 64 MiB here.
         assert during - base < 64 * 1024, (base, during)
         c.run(["tcontrol", "ping"])
@@ -182,7 +183,11 @@ def test_callers_that_close_before_the_answer_leave_ctld_running(socket_cluster)
               "for _ in range(50):\n"
               "    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
               f"    s.connect({ctld_socket(c)!r})\n"
-              "    s.sendall(struct.pack('<I', 5) + b'\\x04Ping'); s.close()\n")
+              "    try:\n"
+              "        s.sendall(struct.pack('<I', 5) + b'\\x04Ping')\n"
+              "    except OSError:\n"
+              "        pass  # refused: alice's cap, until ctld has seen the earlier closes\n"
+              "    s.close()\n")
     subprocess.run(["runuser", "-u", "tessera-alice", "--", "python3", "-c", script], check=True,
                    timeout=60)
     time.sleep(1)  # let ctld write its answers to the closed sockets
