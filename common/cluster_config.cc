@@ -110,9 +110,10 @@ class Builder {
       if (!names.insert(n.name).second) return InvalidArgument(n.where + ": node " + n.name + " defined twice");
       auto [it, fresh] = endpoints.emplace(std::make_pair(n.addr, n.port), &n);
       if (!fresh)  // one noded answers on an address and port: the two would be one daemon
-        return InvalidArgument(n.where + ": node " + n.name + " has NodeAddr " + n.addr + " and Port " +
-                               std::to_string(n.port) + ", as node " + it->second->name + " (" +
-                               it->second->where + "); give each node its own address or port");
+        return InvalidArgument(n.where + ": node " + n.name + " has NodeAddr " + n.addr +
+                               " and Port " + std::to_string(n.port) + ", as node " +
+                               it->second->name + " (" + it->second->where +
+                               "); give each node its own address or port");
     }
     int defaults = 0;
     for (auto& part : c_->partitions) {

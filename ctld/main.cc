@@ -129,7 +129,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<tc::rpc::LocalServer> local;
   if (!(*cfg)->ctld_socket.empty()) {
     tc::rpc::LocalServerLimits limits;  // root and the cluster user keep a reserve of connections
-    if (struct passwd* pw = getpwnam((*cfg)->cluster_user.c_str())) limits.privileged.insert(pw->pw_uid);
+    if (struct passwd* pw = getpwnam((*cfg)->cluster_user.c_str()))
+      limits.privileged.insert(pw->pw_uid);
     auto l = tc::rpc::LocalServer::Start((*cfg)->ctld_socket, &svc, limits);
     if (l.ok()) {
       local = std::move(*l);

@@ -37,7 +37,8 @@ Status IoError(const char* what, int err) {
 Status WaitReadable(int fd, bool has_deadline, SteadyClock::time_point deadline) {
   if (!has_deadline) return Status::Ok();
   while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
     if (left.count() <= 0) return Status(Code::kDeadlineExceeded, "read: timed out");
     pollfd p{fd, POLLIN, 0};
     int r = poll(&p, 1, static_cast<int>(left.count()));
@@ -243,7 +244,8 @@ Result<std::string> Call(int fd, std::string_view method, std::string_view reque
   s = ParseResponse(*frame, &body, &refused);
   *not_run = refused || write_failed;
   if (!s.ok()) return s;
-  if (write_failed) return Status(Code::kDataLoss, "local response: an answer to a request not sent");
+  if (write_failed)
+    return Status(Code::kDataLoss, "local response: an answer to a request not sent");
   return std::string(body);
 }
 

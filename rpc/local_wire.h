@@ -48,10 +48,10 @@ struct ReadDeadlines {
   int frame_ms = -1;  // for the rest of the frame, counted from its first byte
 };
 // Reads one frame of at most `max_frame` bytes. kNotFound when the peer closed the connection
-// before a new frame, or started none within idle_ms (when set); kDataLoss on a short frame or a header announcing more than `max_frame`
-// (the payload is then not read); kDeadlineExceeded when a deadline (or socket timeout) passed;
-// kUnavailable on a socket error. `*capacity`, when given, is the buffer's capacity at the end
-// (tests check that it stays near the bytes received).
+// before a new frame, or started none within idle_ms (when set); kDataLoss on a short frame or
+// a header announcing more than `max_frame` (the payload is then not read); kDeadlineExceeded
+// when a deadline (or socket timeout) passed; kUnavailable on a socket error. `*capacity`, when
+// given, is the buffer's capacity at the end (tests check that it stays near the bytes received).
 Result<std::string> ReadFrame(int fd, uint32_t max_frame, ReadDeadlines deadlines = {},
                               size_t* capacity = nullptr);
 

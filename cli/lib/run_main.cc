@@ -1,5 +1,6 @@
-// RunMain (command.h): the local socket, else (or when ctld refuses it) gRPC + munge. The only place the commands
-// construct the gRPC client (command.cc and the interface in controller_api.h have no gRPC).
+// RunMain (command.h): the local socket, else (or when ctld refuses it) gRPC + munge. The only
+// place the commands construct the gRPC client (command.cc and the interface in
+// controller_api.h have no gRPC).
 #include "cli/lib/command.h"
 #include "cli/lib/grpc_controller_api.h"
 #include "cli/lib/id_names.h"

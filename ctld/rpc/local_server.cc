@@ -149,14 +149,16 @@ Status LocalServer::Admit(uint32_t uid) {
 void LocalServer::LogRefusal(uint32_t uid, const Status& why) {
   auto now = std::chrono::steady_clock::now();
   auto& r = refusals_[uid];
-  if (r.last != std::chrono::steady_clock::time_point() && now - r.last < std::chrono::seconds(10)) {
+  bool logged_before = r.last != std::chrono::steady_clock::time_point();
+  if (logged_before && now - r.last < std::chrono::seconds(10)) {
     ++r.left_out;
     return;
   }
   std::string more = r.left_out ? " (and " + std::to_string(r.left_out) + " more refusals of uid " +
                                       std::to_string(uid) + " not logged)"
                                 : "";
-  Log("local socket: refusing a connection of uid " + std::to_string(uid) + ": " + why.message() + more);
+  Log("local socket: refusing a connection of uid " + std::to_string(uid) + ": " + why.message() +
+      more);
   r.last = now;
   r.left_out = 0;
 }

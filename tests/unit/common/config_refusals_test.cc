@@ -44,8 +44,9 @@ TEST_CASE("config refusals: two nodes on one NodeAddr and Port are refused", "[c
   // One line, one address for several nodes, the default port: the same collision.
   r = build("NodeName=a[1-2] NodeAddr=10.0.0.9\n");
   REQUIRE_FALSE(r.ok());
-  CHECK_THAT(r.status().message(), Catch::StartsWith("tessera.conf:1: node a2 has NodeAddr 10.0.0.9 "
-                                                     "and Port 6818, as node a1"));
+  CHECK_THAT(r.status().message(),
+             Catch::StartsWith("tessera.conf:1: node a2 has NodeAddr 10.0.0.9 and Port 6818, "
+                               "as node a1"));
   // Same address, other ports; other addresses, same port: fine.
   CHECK(build(std::string(kNodes) + "NodeName=n2 NodeAddr=127.0.0.1 Port=17002\n").ok());
   CHECK(build("NodeName=a[1-2] NodeAddr=10.0.0.[1-2]\n").ok());

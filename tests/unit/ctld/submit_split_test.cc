@@ -14,6 +14,7 @@ using tessera::Result;
 using tessera::Status;
 namespace v1 = tessera::v1;
 namespace rpc = tessera::rpc;
+using Resp = Result<v1::SubmitJobsResponse>;
 
 v1::SubmitJobsRequest Specs(int n, size_t script_bytes) {
   v1::SubmitJobsRequest req;
@@ -47,7 +48,7 @@ TEST_CASE("submit split: 10,000 specs with 20 KiB scripts go in parts that each 
   REQUIRE(req.ByteSizeLong() > rpc::kMaxRequestBytes);
   int calls = 0;
   uint64_t next_id = 1;
-  auto r = rpc::SubmitJobsInParts(req, [&](const v1::SubmitJobsRequest& part) -> Result<v1::SubmitJobsResponse> {
+  auto r = rpc::SubmitJobsInParts(req, [&](const v1::SubmitJobsRequest& part) -> Resp {
     ++calls;
     REQUIRE(part.ByteSizeLong() + rpc::kSubmitPartSlack <= rpc::kMaxRequestBytes);
     v1::SubmitJobsResponse resp;
@@ -66,14 +67,14 @@ TEST_CASE("submit split: a failing first part is the error; a later one marks it
   // Parts of the real bound need big specs: fake it with 30 MiB scripts (two per frame).
   auto big = Specs(3, 30 << 20);
   int calls = 0;
-  auto fail_first = rpc::SubmitJobsInParts(big, [&](const v1::SubmitJobsRequest&) -> Result<v1::SubmitJobsResponse> {
+  auto fail_first = rpc::SubmitJobsInParts(big, [&](const v1::SubmitJobsRequest&) -> Resp {
     ++calls;
     return Status(Code::kUnavailable, "down");
   });
   CHECK(fail_first.status().code() == Code::kUnavailable);
   CHECK(calls == 1);
   calls = 0;
-  auto fail_later = rpc::SubmitJobsInParts(big, [&](const v1::SubmitJobsRequest& part) -> Result<v1::SubmitJobsResponse> {
+  auto fail_later = rpc::SubmitJobsInParts(big, [&](const v1::SubmitJobsRequest& part) -> Resp {
     if (calls++ > 0) return Status(Code::kUnavailable, "down");
     v1::SubmitJobsResponse resp;
     for (int i = 0; i < part.specs_size(); ++i) resp.add_results()->set_job_id(100 + i);
@@ -87,7 +88,7 @@ TEST_CASE("submit split: a failing first part is the error; a later one marks it
   CHECK(fail_later->results(2).error() == "down");
   // A request that fits is passed through as it is.
   calls = 0;
-  auto whole = rpc::SubmitJobsInParts(req, [&](const v1::SubmitJobsRequest& part) -> Result<v1::SubmitJobsResponse> {
+  auto whole = rpc::SubmitJobsInParts(req, [&](const v1::SubmitJobsRequest& part) -> Resp {
     ++calls;
     CHECK(part.specs_size() == 6);
     return v1::SubmitJobsResponse();
