@@ -134,7 +134,8 @@ Status LocalServer::Admit(uint32_t uid) {
     return Status(Code::kResourceExhausted, "the controller's local socket is full (" +
                                                 std::to_string(limits_.total) + " connections)");
   if (limits_.privileged.count(uid)) return Status::Ok();
-  if (per_uid_[uid] >= limits_.per_uid)
+  auto held = per_uid_.find(uid);
+  if (held != per_uid_.end() && held->second >= limits_.per_uid)
     return Status(Code::kResourceExhausted, "too many connections from uid " + std::to_string(uid) +
                                                 " on the controller's local socket (at most " +
                                                 std::to_string(limits_.per_uid) + " at once)");
