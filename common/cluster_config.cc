@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <set>
+#include <utility>
 
 #include "common/duration.h"
 #include "common/hostlist.h"
@@ -103,8 +105,16 @@ class Builder {
   Status Finish() {
     if (c_->nodes.empty()) return InvalidArgument(c_->path + ": no NodeName lines: the cluster has no nodes");
     std::set<std::string> names;
-    for (const auto& n : c_->nodes)
+    std::map<std::pair<std::string, uint16_t>, const NodeConfig*> endpoints;
+    for (const auto& n : c_->nodes) {
       if (!names.insert(n.name).second) return InvalidArgument(n.where + ": node " + n.name + " defined twice");
+      auto [it, fresh] = endpoints.emplace(std::make_pair(n.addr, n.port), &n);
+      if (!fresh)  // one noded answers on an address and port: the two would be one daemon
+        return InvalidArgument(n.where + ": node " + n.name + " has NodeAddr " + n.addr +
+                               " and Port " + std::to_string(n.port) + ", as node " +
+                               it->second->name + " (" + it->second->where +
+                               "); give each node its own address or port");
+    }
     int defaults = 0;
     for (auto& part : c_->partitions) {
       defaults += part.is_default;

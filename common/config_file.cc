@@ -74,6 +74,9 @@ Status ParseInto(std::string_view text, const std::string& filename, int depth,
     std::string raw(text.substr(pos, nl - pos));
     pos = nl + 1;
     ++lineno;
+    if (size_t nul = raw.find('\0'); nul != std::string::npos)  // would cut the value short in C
+      return InvalidArgument(filename + ":" + std::to_string(lineno) + ": NUL byte at column " +
+                             std::to_string(nul + 1) + "; a config file is text");
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (logical.empty()) logical_start = lineno;
     if (!raw.empty() && raw.back() == '\\') {

@@ -7,6 +7,7 @@
 //  - Values may be double-quoted to contain blanks.
 //  - `Include <path>` (relative to the including file's directory) splices another file in;
 //    include cycles and depth > 16 are errors.
+//  - A NUL byte anywhere is an error naming file:line (C code would read the value cut short).
 // Every error names "file:line: message".
 #include <string>
 #include <string_view>

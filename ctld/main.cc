@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <malloc.h>
+#include <pwd.h>
 #include <sys/stat.h>
 
 #include <csignal>
@@ -22,6 +23,7 @@
 #include "ctld/rpc/local_server.h"
 #include "ctld/state/store.h"
 #include "rpc/grpc_util.h"
+#include "rpc/message_limits.h"
 #include "rpc/munge_codec.h"
 
 namespace tc = tessera::ctld;
@@ -116,7 +118,7 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(addr, *creds);
   builder.RegisterService(&svc);
   builder.RegisterService(&agent);
-  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxReceiveMessageSize(tessera::rpc::kMaxRequestBytes);  // = the local socket's bound
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 4);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server) {
@@ -126,7 +128,10 @@ int main(int argc, char** argv) {
   tc::Log("listening on " + addr + ((*cfg)->TlsEnabled() ? " (TLS)" : " (plaintext)"));
   std::unique_ptr<tc::rpc::LocalServer> local;
   if (!(*cfg)->ctld_socket.empty()) {
-    auto l = tc::rpc::LocalServer::Start((*cfg)->ctld_socket, &svc);
+    tc::rpc::LocalServerLimits limits;  // root and the cluster user keep a reserve of connections
+    if (struct passwd* pw = getpwnam((*cfg)->cluster_user.c_str()))
+      limits.privileged.insert(pw->pw_uid);
+    auto l = tc::rpc::LocalServer::Start((*cfg)->ctld_socket, &svc, limits);
     if (l.ok()) {
       local = std::move(*l);
       tc::Log("local commands on " + (*cfg)->ctld_socket);

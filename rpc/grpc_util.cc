@@ -2,13 +2,15 @@
 
 #include <sstream>
 
+#include "rpc/message_limits.h"
+
 namespace tessera::rpc {
 
 std::shared_ptr<grpc::Channel> MakeChannel(const ClusterConfig& cfg, const std::string& host,
                                            uint16_t port) {
   std::string target = host + ":" + std::to_string(port);
   grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(256 << 20);
+  args.SetMaxReceiveMessageSize(kMaxResponseBytes);
   if (!cfg.TlsEnabled()) {
     return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
   }

@@ -61,14 +61,15 @@ Result<ClusterConfig> LoadCommandConfig() {
   return cfg;
 }
 
-Result<std::unique_ptr<ControllerApi>> ConnectLocal(const ClusterConfig& cfg) {
+Result<std::unique_ptr<ControllerApi>> ConnectLocal(const ClusterConfig& cfg,
+                                                    LocalControllerApi::Fallback fallback) {
   // On the controller's host, its Unix socket (no gRPC start-up, no munge round trip);
   // TESSERA_NO_LOCAL_SOCKET=1 forces gRPC (tests of the remote path).
   const char* no_local = std::getenv("TESSERA_NO_LOCAL_SOCKET");
   if (cfg.ctld_socket.empty() || (no_local && *no_local && std::string(no_local) != "0") ||
       access(cfg.ctld_socket.c_str(), F_OK) != 0)
     return Unavailable("no local controller socket");
-  auto local = LocalControllerApi::Connect(cfg.ctld_socket, kCallDeadline);
+  auto local = LocalControllerApi::Connect(cfg.ctld_socket, kCallDeadline, std::move(fallback));
   if (!local.ok()) return local.status();
   return std::unique_ptr<ControllerApi>(std::move(*local));
 }

@@ -66,8 +66,11 @@ void InitMainContext(int argc, char** argv, SystemIdNames* names, CommandContext
 // Loads DefaultConfigPath(), or an error naming it.
 Result<ClusterConfig> LoadCommandConfig();
 // The controller's Unix socket (a 30 s deadline per call) when this host has it and
-// TESSERA_NO_LOCAL_SOCKET is unset or "0"; kUnavailable otherwise.
-Result<std::unique_ptr<ControllerApi>> ConnectLocal(const ClusterConfig& cfg);
+// TESSERA_NO_LOCAL_SOCKET is unset or "0"; kUnavailable otherwise. Calls ctld refuses on the
+// socket (too many connections from this uid) go to `fallback` (local_controller_api.h).
+Result<std::unique_ptr<ControllerApi>> ConnectLocal(
+    const ClusterConfig& cfg,
+    std::function<Result<std::unique_ptr<ControllerApi>>()> fallback = nullptr);
 
 // main() of a command (run_main.cc): its controller is the local socket, else gRPC + munge.
 int RunMain(int argc, char** argv, int (*run)(CommandContext&));

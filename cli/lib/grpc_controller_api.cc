@@ -1,6 +1,7 @@
 #include "cli/lib/grpc_controller_api.h"
 
 #include "rpc/grpc_util.h"
+#include "rpc/submit_split.h"
 
 namespace tessera::cli {
 
@@ -37,7 +38,9 @@ Result<Resp> GrpcControllerApi::Call(Method method, const Req& req) {
 
 #define TESSERA_CLI_RPC(Name, Req, Resp)                                \
   Result<pb::Resp> GrpcControllerApi::Name(const pb::Req& req) {        \
-    return Call<pb::Req, pb::Resp>(&pb::Controller::Stub::Name, req);  \
+    return rpc::CallInParts<pb::Resp>(req, [this](const pb::Req& part) { \
+      return Call<pb::Req, pb::Resp>(&pb::Controller::Stub::Name, part); \
+    });                                                                 \
   }
 
 TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_CLI_RPC)

@@ -3,26 +3,59 @@
 #include <unistd.h>
 
 #include "rpc/local_wire.h"
+#include "rpc/submit_split.h"
 
 namespace tessera::cli {
 
 Result<std::unique_ptr<LocalControllerApi>> LocalControllerApi::Connect(
-    const std::string& path, std::chrono::seconds deadline) {
+    const std::string& path, std::chrono::seconds deadline, Fallback fallback) {
   auto fd = rpc::local::Connect(path, static_cast<int>(deadline.count() * 1000));
   if (!fd.ok()) return fd.status();
-  return std::unique_ptr<LocalControllerApi>(new LocalControllerApi(path, *fd));
+  return std::unique_ptr<LocalControllerApi>(
+      new LocalControllerApi(path, *fd, deadline, std::move(fallback)));
 }
 
-LocalControllerApi::~LocalControllerApi() { close(fd_); }
+LocalControllerApi::~LocalControllerApi() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Status LocalControllerApi::Reconnect() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  used_ = false;
+  auto fd = rpc::local::Connect(path_, static_cast<int>(deadline_.count() * 1000));
+  if (!fd.ok()) return fd.status();
+  fd_ = *fd;
+  return Status::Ok();
+}
+
+bool LocalControllerApi::UseFallback() {
+  if (!fallback_) return false;
+  auto remote = fallback_();
+  if (!remote.ok()) return false;
+  remote_ = std::move(*remote);
+  return true;
+}
 
 template <typename Resp>
-Result<Resp> LocalControllerApi::Call(const char* method, const google::protobuf::Message& req) {
+Result<Resp> LocalControllerApi::Call(const char* method, const google::protobuf::Message& req,
+                                      bool* not_run) {
+  *not_run = false;
   std::string bytes;
   req.SerializeToString(&bytes);
-  auto body = rpc::local::Call(fd_, method, bytes);
+  // A used connection ctld closed while we were idle is reopened, before or after the write.
+  if (fd_ < 0 || (used_ && rpc::local::PeerClosed(fd_))) {
+    Status s = Reconnect();
+    if (!s.ok()) return Status(s.code(), "tessera-ctld at " + path_ + ": " + s.message());
+  }
+  bool was_used = used_;
+  auto body = rpc::local::Call(fd_, method, bytes, not_run);
+  if (!body.ok() && *not_run && was_used && Reconnect().ok())
+    body = rpc::local::Call(fd_, method, bytes, not_run);
+  used_ = true;
   if (!body.ok()) {
     Code c = body.status().code();
-    if (c == Code::kUnavailable || c == Code::kDataLoss || c == Code::kDeadlineExceeded)
+    if (*not_run || c == Code::kUnavailable || c == Code::kDataLoss || c == Code::kDeadlineExceeded)
       return Status(c, "tessera-ctld at " + path_ + ": " + body.status().message());
     return body.status();
   }
@@ -32,9 +65,22 @@ Result<Resp> LocalControllerApi::Call(const char* method, const google::protobuf
   return resp;
 }
 
-#define TESSERA_LOCAL_RPC(Name, Req, Resp)                              \
-  Result<pb::Resp> LocalControllerApi::Name(const pb::Req& req) {       \
-    return Call<pb::Resp>(#Name, req);                                  \
+template <typename Resp, typename Req>
+Result<Resp> LocalControllerApi::Invoke(const char* method, const Req& req,
+                                        Result<Resp> (ControllerApi::*remote)(const Req&)) {
+  if (remote_) return (remote_.get()->*remote)(req);
+  bool not_run = false;
+  auto r = Call<Resp>(method, req, &not_run);
+  if (r.ok() || !not_run || !UseFallback()) return r;
+  return (remote_.get()->*remote)(req);  // refused: this call and all later ones
+}
+
+// A bulk SubmitJobs over one frame's bound is sent in parts (rpc/submit_split.h).
+#define TESSERA_LOCAL_RPC(Name, Req, Resp)                                              \
+  Result<pb::Resp> LocalControllerApi::Name(const pb::Req& req) {                        \
+    return rpc::CallInParts<pb::Resp>(req, [this](const pb::Req& part) {                \
+      return Invoke<pb::Resp, pb::Req>(#Name, part, &ControllerApi::Name);              \
+    });                                                                                  \
   }
 
 TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_LOCAL_RPC)

@@ -1,5 +1,6 @@
-// RunMain (command.h): the local socket, else gRPC + munge. The only place the commands
-// construct the gRPC client (command.cc and the interface in controller_api.h have no gRPC).
+// RunMain (command.h): the local socket, else (or when ctld refuses it) gRPC + munge. The only
+// place the commands construct the gRPC client (command.cc and the interface in
+// controller_api.h have no gRPC).
 #include "cli/lib/command.h"
 #include "cli/lib/grpc_controller_api.h"
 #include "cli/lib/id_names.h"
@@ -13,10 +14,13 @@ int RunMain(int argc, char** argv, int (*run)(CommandContext&)) {
   ctx.connect = []() -> Result<std::unique_ptr<ControllerApi>> {
     auto cfg = LoadCommandConfig();
     if (!cfg.ok()) return cfg.status();
-    auto local = ConnectLocal(*cfg);
+    auto grpc = [cfg = *cfg]() -> Result<std::unique_ptr<ControllerApi>> {
+      return std::unique_ptr<ControllerApi>(std::make_unique<GrpcControllerApi>(
+          cfg, std::make_unique<rpc::MungeCodec>(cfg.munge_socket), std::chrono::seconds(30)));
+    };
+    auto local = ConnectLocal(*cfg, grpc);  // refused on the socket: gRPC after all
     if (local.ok()) return local;
-    return std::unique_ptr<ControllerApi>(std::make_unique<GrpcControllerApi>(
-        *cfg, std::make_unique<rpc::MungeCodec>(cfg->munge_socket), std::chrono::seconds(30)));
+    return grpc();
   };
   ExitMain(run(ctx));
 }

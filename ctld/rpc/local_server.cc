@@ -18,10 +18,9 @@
 namespace tessera::ctld::rpc {
 namespace wire = tessera::rpc::local;
 
-constexpr size_t kMaxConnections = 256;  // served at once; more are closed at once
-
 Result<std::unique_ptr<LocalServer>> LocalServer::Start(const std::string& path,
-                                                        v1::Controller::Service* service) {
+                                                        v1::Controller::Service* service,
+                                                        LocalServerLimits limits) {
   sockaddr_un addr{};
   if (path.empty() || path[0] != '/' || path.size() >= sizeof addr.sun_path)
     return InvalidArgument("ControllerSocket '" + path + "' must be an absolute path under " +
@@ -49,7 +48,7 @@ Result<std::unique_ptr<LocalServer>> LocalServer::Start(const std::string& path,
     close(fd);
     return s;
   }
-  return std::unique_ptr<LocalServer>(new LocalServer(path, fd, service));
+  return std::unique_ptr<LocalServer>(new LocalServer(path, fd, service, std::move(limits)));
 }
 
 template <typename Req, typename Resp>
@@ -67,8 +66,9 @@ void LocalServer::Add(const char* name,
   };
 }
 
-LocalServer::LocalServer(std::string path, int listen_fd, v1::Controller::Service* service)
-    : path_(std::move(path)), listen_fd_(listen_fd), service_(service) {
+LocalServer::LocalServer(std::string path, int listen_fd, v1::Controller::Service* service,
+                         LocalServerLimits limits)
+    : path_(std::move(path)), listen_fd_(listen_fd), service_(service), limits_(std::move(limits)) {
   using S = v1::Controller::Service;
 #define TESSERA_LOCAL_HANDLER(Name, Req, Resp) Add(#Name, &S::Name);
   TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_LOCAL_HANDLER)
@@ -82,13 +82,13 @@ LocalServer::~LocalServer() {
   std::unique_lock<std::mutex> l(mu_);
   stopping_ = true;
   shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
-  for (int fd : open_) shutdown(fd, SHUT_RDWR);
+  for (const auto& [fd, uid] : open_) shutdown(fd, SHUT_RDWR);
   work_.notify_all();
   l.unlock();
   acceptor_.join();
   l.lock();
   idle_.wait(l, [this] { return workers_ == 0; });
-  for (int fd : ready_) close(fd);  // accepted while stopping: no worker took them
+  for (const Conn& c : ready_) close(c.fd);  // accepted while stopping: no worker took them
   close(listen_fd_);
   unlink(path_.c_str());
 }
@@ -96,6 +96,9 @@ LocalServer::~LocalServer() {
 void LocalServer::AcceptLoop() {
   while (true) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    bool have_cred = fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
     std::lock_guard<std::mutex> l(mu_);
     if (stopping_) {
       if (fd >= 0) close(fd);
@@ -105,20 +108,60 @@ void LocalServer::AcceptLoop() {
       if (errno != EINTR && errno != ECONNABORTED) Log(std::string("local socket: accept: ") + strerror(errno));
       continue;
     }
-    if (open_.size() >= kMaxConnections) {  // a local flood must not exhaust ctld's threads
-      Log("local socket: refusing a connection: " + std::to_string(kMaxConnections) + " already open");
+    Status why = have_cred ? Admit(cred.uid) : Unavailable("the caller's identity is unknown");
+    if (!why.ok()) {  // told before anything is read, so the command knows to take gRPC
+      (void)wire::WriteRefusal(fd, why);
+      LogRefusal(cred.uid, why);
       close(fd);
       continue;
     }
-    open_.insert(fd);
+    open_[fd] = cred.uid;
+    ++per_uid_[cred.uid];
+    if (!limits_.privileged.count(cred.uid)) ++unprivileged_open_;
+    Conn c{fd, cred.uid, cred.gid};
     if (ready_.size() < static_cast<size_t>(idle_workers_)) {
-      ready_.push_back(fd);
+      ready_.push_back(c);
       work_.notify_one();
     } else {
       ++workers_;
-      std::thread([this, fd] { Work(fd); }).detach();
+      std::thread([this, c] { Work(c); }).detach();
     }
   }
+}
+
+Status LocalServer::Admit(uint32_t uid) {
+  if (open_.size() >= static_cast<size_t>(limits_.total))
+    return Status(Code::kResourceExhausted, "the controller's local socket is full (" +
+                                                std::to_string(limits_.total) + " connections)");
+  if (limits_.privileged.count(uid)) return Status::Ok();
+  auto held = per_uid_.find(uid);
+  if (held != per_uid_.end() && held->second >= limits_.per_uid)
+    return Status(Code::kResourceExhausted, "too many connections from uid " + std::to_string(uid) +
+                                                " on the controller's local socket (at most " +
+                                                std::to_string(limits_.per_uid) + " at once)");
+  if (unprivileged_open_ >= limits_.total - limits_.privileged_reserve)
+    return Status(Code::kResourceExhausted,
+                  "the controller's local socket is full for users (" +
+                      std::to_string(limits_.total - limits_.privileged_reserve) +
+                      " connections; the rest are kept for root and the cluster user)");
+  return Status::Ok();
+}
+
+void LocalServer::LogRefusal(uint32_t uid, const Status& why) {
+  auto now = std::chrono::steady_clock::now();
+  auto& r = refusals_[uid];
+  bool logged_before = r.last != std::chrono::steady_clock::time_point();
+  if (logged_before && now - r.last < std::chrono::seconds(10)) {
+    ++r.left_out;
+    return;
+  }
+  std::string more = r.left_out ? " (and " + std::to_string(r.left_out) + " more refusals of uid " +
+                                      std::to_string(uid) + " not logged)"
+                                : "";
+  Log("local socket: refusing a connection of uid " + std::to_string(uid) + ": " + why.message() +
+      more);
+  r.last = now;
+  r.left_out = 0;
 }
 
 int LocalServer::IdleWorkers() {
@@ -126,44 +169,56 @@ int LocalServer::IdleWorkers() {
   return idle_workers_;
 }
 
-void LocalServer::Work(int fd) {
+int LocalServer::OpenConnections() {
+  std::lock_guard<std::mutex> l(mu_);
+  return static_cast<int>(open_.size());
+}
+
+void LocalServer::Work(Conn c) {
   constexpr auto kIdle = std::chrono::seconds(30);
   std::unique_lock<std::mutex> l(mu_);
   while (true) {
     l.unlock();
-    Serve(fd);
+    Serve(c.fd, c.uid, c.gid);
     l.lock();
     ++idle_workers_;
     bool got = work_.wait_for(l, kIdle, [this] { return stopping_ || !ready_.empty(); });
     --idle_workers_;
     if (!got || stopping_) break;
-    fd = ready_.front();
+    c = ready_.front();
     ready_.pop_front();
   }
   --workers_;
   idle_.notify_all();
 }
 
-void LocalServer::Serve(int fd) {
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-    timeval tv{60, 0};  // a silent client does not hold its thread forever
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    while (true) {
-      auto payload = wire::ReadFrame(fd);
-      if (!payload.ok()) {
-        if (payload.status().code() != Code::kNotFound)
-          Log("local socket: dropping connection of uid " + std::to_string(cred.uid) + ": " +
-              payload.status().message());
-        break;
-      }
-      if (!Answer(fd, *payload, cred.uid, cred.gid).ok()) break;
+void LocalServer::Serve(int fd, uint32_t uid, uint32_t gid) {
+  timeval tv{limits_.write_ms / 1000, (limits_.write_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);  // a caller that does not read
+  const wire::ReadDeadlines deadlines{limits_.idle_ms, limits_.frame_ms};
+  while (true) {
+    auto payload = wire::ReadFrame(fd, wire::kMaxRequestFrame, deadlines);
+    if (!payload.ok()) {  // kNotFound: closed, or idle; not worth a line
+      if (payload.status().code() != Code::kNotFound)
+        Log("local socket: dropping connection of uid " + std::to_string(uid) + ": " +
+            payload.status().message());
+      break;
+    }
+    Status s = Answer(fd, *payload, uid, gid);
+    if (!s.ok()) {  // a caller gone before its answer (kUnavailable) is not worth a line
+      if (s.code() != Code::kUnavailable)
+        Log("local socket: dropping connection of uid " + std::to_string(uid) + ": " + s.message());
+      break;
     }
   }
   std::lock_guard<std::mutex> l(mu_);
   close(fd);
-  open_.erase(fd);
+  auto it = open_.find(fd);
+  if (it != open_.end()) {
+    if (--per_uid_[it->second] == 0) per_uid_.erase(it->second);
+    if (!limits_.privileged.count(it->second)) --unprivileged_open_;
+    open_.erase(it);
+  }
   idle_.notify_all();
 }
 

@@ -7,11 +7,23 @@
 //
 // One thread accepts; each connection is served by one worker thread, calls one after another.
 // Workers are kept for the next connection (idle ones exit after 30 s): a command's call then
-// costs no thread creation. At most 256 connections are served at once (more are closed and
-// logged), and a connection silent for 60 s is closed. Destruction stops accepting, shuts every
-// open connection down, waits for the workers and removes the socket file.
+// costs no thread creation. Destruction stops accepting, shuts every open connection down, waits
+// for the workers and removes the socket file.
+//
+// Limits (LocalServerLimits), so that no local user can starve the controller or other users:
+//  - a request frame is at most 64 MiB and its buffer grows only as its bytes arrive
+//    (rpc/local_wire.h);
+//  - an unprivileged uid holds at most `per_uid` connections at once, and all unprivileged uids
+//    together at most `total - privileged_reserve`; root and the cluster user (`privileged`) are
+//    never counted against those, only against `total`. A connection over a limit gets a refusal
+//    frame ("too many connections from uid N ...") and is closed before anything is read; the
+//    command then falls back to gRPC. Refusals are logged, at most one line per uid per 10 s;
+//  - a connection with no new request for `idle_ms` is closed (quietly; the command reconnects),
+//    one whose request frame has not fully arrived `frame_ms` after its first byte is closed and
+//    logged, and a response the caller does not read within `write_ms` drops the connection.
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -42,28 +54,50 @@ class LocalCallContext : public grpc::ServerContext {
   std::string host_;
 };
 
+struct LocalServerLimits {
+  int per_uid = 8;                        // connections one unprivileged uid may hold at once
+  int total = 256;                        // connections at once, everyone together
+  int privileged_reserve = 32;            // of `total`, kept for the privileged uids
+  std::set<uint32_t> privileged = {0};    // root and the cluster user (SlurmUser)
+  int idle_ms = 10000;                    // between requests
+  int frame_ms = 5000;                    // from a request's first byte to its last
+  int write_ms = 10000;                   // to hand a response to the socket
+};
+
 class LocalServer {
  public:
   // Listens on `path`: creates its directory (0755), refuses when another process answers
   // there, replaces a stale socket file, makes the socket 0666 (the kernel says who connects).
   static Result<std::unique_ptr<LocalServer>> Start(const std::string& path,
-                                                    v1::Controller::Service* service);
+                                                    v1::Controller::Service* service,
+                                                    LocalServerLimits limits = {});
   ~LocalServer();
   LocalServer(const LocalServer&) = delete;
   // Worker threads waiting for a connection (diagnostics, tests).
   int IdleWorkers();
+  // Connections open now (diagnostics, tests).
+  int OpenConnections();
   LocalServer& operator=(const LocalServer&) = delete;
 
  private:
+  struct Conn {
+    int fd;
+    uint32_t uid, gid;
+  };
   using Handler = std::function<grpc::Status(grpc::ServerContext*, std::string_view, std::string*)>;
-  LocalServer(std::string path, int listen_fd, v1::Controller::Service* service);
+  LocalServer(std::string path, int listen_fd, v1::Controller::Service* service,
+              LocalServerLimits limits);
   template <typename Req, typename Resp>
   void Add(const char* name, grpc::Status (v1::Controller::Service::*method)(grpc::ServerContext*,
                                                                              const Req*, Resp*));
   void AcceptLoop();
+  // Under mu_: why a connection of `uid` may not be served now (OK when it may).
+  Status Admit(uint32_t uid);
+  // Under mu_: logs a refusal, at most one line per uid per 10 s (counting the ones left out).
+  void LogRefusal(uint32_t uid, const Status& why);
   // A worker: serves `fd`, then waits for the next accepted connection.
-  void Work(int fd);
-  void Serve(int fd);
+  void Work(Conn c);
+  void Serve(int fd, uint32_t uid, uint32_t gid);
   // One request payload -> one response frame.
   Status Answer(int fd, const std::string& payload, uint32_t uid, uint32_t gid);
 
@@ -75,8 +109,16 @@ class LocalServer {
   std::mutex mu_;
   std::condition_variable idle_;  // a connection or a worker ended
   std::condition_variable work_;  // ready_ has a connection, or stopping_
-  std::set<int> open_;            // accepted connections, not yet closed
-  std::deque<int> ready_;         // accepted, waiting for an idle worker
+  struct RefusalLog {
+    std::chrono::steady_clock::time_point last;
+    uint64_t left_out = 0;
+  };
+  LocalServerLimits limits_;
+  std::map<int, uint32_t> open_;       // accepted connections, not yet closed -> uid
+  std::map<uint32_t, int> per_uid_;    // open connections per uid
+  int unprivileged_open_ = 0;
+  std::map<uint32_t, RefusalLog> refusals_;
+  std::deque<Conn> ready_;             // accepted, waiting for an idle worker
   int workers_ = 0;               // live worker threads
   int idle_workers_ = 0;          // of which waiting in work_
   bool stopping_ = false;

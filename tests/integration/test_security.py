@@ -169,6 +169,7 @@ def test_submit_jobs_answers_each_spec(cluster, stubs):
 
 def test_local_socket_caps_open_connections(cluster):
     import socket
+    import struct
     held = []
     try:
         for _ in range(256):
@@ -178,10 +179,13 @@ def test_local_socket_caps_open_connections(cluster):
         extra = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         extra.settimeout(10)
         extra.connect(local_socket(cluster))
-        assert extra.recv(16) == b""  # closed at once: 256 are already being served
+        data = extra.recv(4096)  # a refusal frame (bit 31 of the code), then the close
+        assert len(data) >= 8 and struct.unpack("<I", data[4:8])[0] & 0x80000000, data
+        assert b"local socket is full (256 connections)" in data
         extra.close()
-        wait_for(lambda: "local socket: refusing a connection: 256 already open"
-                 in open(os.path.join(cluster.dir, "ctld.log")).read(), what="the refusal in the log")
+        wait_for(lambda: "local socket: refusing a connection of uid 0: the controller's local socket "
+                 "is full (256 connections)" in open(os.path.join(cluster.dir, "ctld.log")).read(),
+                 what="the refusal in the log")
     finally:
         for s in held:
             s.close()

@@ -131,7 +131,7 @@ TEST_CASE("cluster config: NodeName lines with hostlists and keys", "[cluster_co
   ClusterConfig c = MustBuild(
       "NodeName=gpu[01-02] CPUs=64 RealMemory=512000 Features=h100,ib Gres=gpu:h100:8 Weight=5 "
       "State=DRAIN Reason=\"burn in\"\n"
-      "NodeName=cpu[1-3],login NodeAddr=10.0.0.9 Procs=16\n"
+      "NodeName=cpu[1-3],login NodeAddr=10.0.0.9 Port=7001-7004 Procs=16\n"
       "PartitionName=gpu Nodes=gpu[01-02]\n");
   REQUIRE(c.nodes.size() == 6);
   const NodeConfig* g = c.FindNode("gpu02");
