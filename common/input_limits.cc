@@ -1,5 +1,6 @@
 #include "common/input_limits.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_set>
 
@@ -25,9 +26,11 @@ void ForEachLastEntry(std::string_view block, Fn fn) {
 
 Status CheckTimeAhead(std::string_view what, int64_t t, int64_t now) {
   if (t == 0) return Status::Ok();
-  if (t < 0) return InvalidArgument(std::string(what) + ": time " + std::to_string(t) + " is before 1970");
+  if (t < 0)
+    return InvalidArgument(std::string(what) + ": time " + std::to_string(t) + " is before 1970");
   if (t > now + kMaxTimeAheadS)
-    return InvalidArgument(std::string(what) + ": time is more than 100 years from now (epoch second " +
+    return InvalidArgument(std::string(what) +
+                           ": time is more than 100 years from now (epoch second " +
                            std::to_string(t) + "); times must lie within 100 years");
   return Status::Ok();
 }
@@ -35,7 +38,8 @@ Status CheckTimeAhead(std::string_view what, int64_t t, int64_t now) {
 Status CheckTimeLimit(std::string_view what, int64_t seconds) {
   if (seconds == 0 || seconds == -1) return Status::Ok();
   if (seconds < 0)
-    return InvalidArgument(std::string(what) + ": negative time limit " + std::to_string(seconds) + " s");
+    return InvalidArgument(std::string(what) + ": negative time limit " +
+                           std::to_string(seconds) + " s");
   if (seconds > kMaxTimeLimitS)
     return InvalidArgument(std::string(what) + ": time limit of " + std::to_string(seconds) +
                            " s is more than 100 years; use UNLIMITED for no limit");
@@ -60,6 +64,20 @@ Status CheckExecLimits(std::string_view env_block, const std::vector<std::string
                              std::to_string(argv[i].size()) + " bytes; exec takes at most " +
                              std::to_string(kMaxArgStrlen - 1) +
                              " bytes per argument (MAX_ARG_STRLEN)");
+  // Fast path (every submission): counting every entry, earlier values of a KEY too, bounds the
+  // exact figure from above, without allocating.
+  size_t entries = 0, longest = 0, upper = 0;
+  for (size_t pos = 0; pos < env_block.size();) {
+    size_t nul = env_block.find('\0', pos);
+    if (nul == std::string_view::npos) nul = env_block.size();
+    entries++;
+    longest = std::max(longest, nul - pos);
+    pos = nul + 1;
+  }
+  upper = env_block.size() + 1 + entries * sizeof(void*);
+  for (auto a : argv) upper += a.size() + 1 + sizeof(void*);
+  if (longest + 1 <= kMaxArgStrlen && upper <= kExecArgLimitBytes - kNodeEnvReserveBytes)
+    return Status::Ok();
   Status too_long = Status::Ok();
   ForEachLastEntry(env_block, [&](std::string_view entry) {
     if (too_long.ok() && entry.size() + 1 > kMaxArgStrlen)

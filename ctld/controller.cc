@@ -76,7 +76,8 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   if (spec.env_block.size() > kMaxEnvBytes) return InvalidArgument("environment is larger than 16 MiB");
   TESSERA_RETURN_IF_ERROR(ValidateEnvBlock(spec.env_block));
   if (spec.workdir.empty() || spec.workdir[0] != '/') return InvalidArgument("workdir must be an absolute path");
-  TESSERA_RETURN_IF_ERROR(CheckDependencyTargets(spec.dependency, [this](uint64_t id) { return jobs_.jobs().count(id) > 0; }));
+  TESSERA_RETURN_IF_ERROR(CheckDependencyTargets(
+      spec.dependency, [this](uint64_t id) { return jobs_.jobs().count(id) > 0; }));
   if (spec.task_groups.empty()) return InvalidArgument("job has no task groups");
   uint64_t tasks = 0;
   for (auto& g : spec.task_groups) {

@@ -112,9 +112,10 @@ void MoveFd(int fd, int to) {
 // "couldn't chdir to `DIR': <strerror(err)>" (Slurm's words) to errfd and, when also_stderr, to
 // the job's stderr; then _exit(1).
 [[noreturn]] void ChdirFail(int errfd, const char* dir, int err, bool also_stderr) {
-  if (also_stderr)
-    for (const char* part : {"tessera-stepd: error: couldn't chdir to `", dir, "': ", Why(err), "\n"})
-      Put(2, part);
+  if (also_stderr) {
+    Put(2, "tessera-stepd: error: ");
+    for (const char* part : {"couldn't chdir to `", dir, "': ", Why(err), "\n"}) Put(2, part);
+  }
   for (const char* part : {"couldn't chdir to `", dir, "': ", Why(err)}) Put(errfd, part);
   ::_exit(1);
 }

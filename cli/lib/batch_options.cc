@@ -364,7 +364,8 @@ Status ApplyBatchOption(const ParsedOption& opt, OptionSource source, int64_t no
     case kOptTime: {
       auto t = ParseTimeLimit(*opt.value);
       if (!t.ok() || *t == 0) return BadValue(opt);
-      if (*t > kMaxTimeLimitS) return BadValue(opt, "more than 100 years; use UNLIMITED for no limit");
+      if (*t > kMaxTimeLimitS)
+        return BadValue(opt, "more than 100 years; use UNLIMITED for no limit");
       out.time_limit_s = *t;
       return Status::Ok();
     }

@@ -522,7 +522,8 @@ grpc::Status ControllerService::CreateStep(grpc::ServerContext* ctx, const v1::C
   RpcTimer timer(&rpc_stats_, "CreateStep");
   auto caller = Check(ctx, "CreateStep", Role::kOwner);
   if (!caller.ok()) return ToGrpc(caller.status());
-  if (Status named = CheckNoControlChars("step name (-J)", req->name()); !named.ok()) return ToGrpc(named);
+  Status named = CheckNoControlChars("step name (-J)", req->name());
+  if (!named.ok()) return ToGrpc(named);
   StepRequest sr{req->ntasks(), req->ntasks_per_node(), req->nodes(), req->cpus_per_task()};
   return ToGrpc(core_->Call([&]() -> Status {
     auto r = ctl_->CreateStep(req->job_id(), *caller, sr, req->name());
