@@ -1,5 +1,6 @@
 #include "common/duration.h"
 
+#include <algorithm>
 #include <cctype>
 #include <ctime>
 #include <cstdio>
@@ -62,6 +63,11 @@ Result<int64_t> ParseTimeLimit(std::string_view s) {
   auto f = SplitNumbers(rest, s);
   if (!f.ok()) return f.status();
   const auto& v = *f;
+  // Far beyond any limit a caller accepts (common/input_limits.h), and short of int64 overflow.
+  constexpr int64_t kHuge = 1'000'000'000'000;
+  bool huge_field = std::any_of(v.begin(), v.end(), [](int64_t x) { return x > kHuge / 3600; });
+  if (days > kHuge / 86400 || huge_field)
+    return InvalidArgument("time limit \"" + std::string(s) + "\" is too large");
   int64_t secs = 0;
   if (has_days) {  // D-H, D-H:M, D-H:M:S
     secs = v[0] * 3600 + (v.size() > 1 ? v[1] * 60 : 0) + (v.size() > 2 ? v[2] : 0);

@@ -12,6 +12,7 @@
 #include "common/env_block.h"
 #include "common/hostlist.h"
 #include "ctld/log.h"
+#include "ctld/submit_checks.h"
 
 namespace tessera::ctld {
 namespace {
@@ -75,6 +76,8 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   if (spec.env_block.size() > kMaxEnvBytes) return InvalidArgument("environment is larger than 16 MiB");
   TESSERA_RETURN_IF_ERROR(ValidateEnvBlock(spec.env_block));
   if (spec.workdir.empty() || spec.workdir[0] != '/') return InvalidArgument("workdir must be an absolute path");
+  TESSERA_RETURN_IF_ERROR(CheckDependencyTargets(
+      spec.dependency, [this](uint64_t id) { return jobs_.jobs().count(id) > 0; }));
   if (spec.task_groups.empty()) return InvalidArgument("job has no task groups");
   uint64_t tasks = 0;
   for (auto& g : spec.task_groups) {
@@ -228,6 +231,7 @@ Status Controller::Suspend(uint64_t id, const Caller& c, bool suspend) {
 }
 
 Status Controller::UpdateJob(uint64_t id, const Caller& c, const JobUpdate& u) {
+  TESSERA_RETURN_IF_ERROR(CheckUpdateInput(u, c));
   const JobRecord* j = jobs_.Find(id);
   if (j && !u.partition.empty()) {
     const PartitionConfig* p = cfg_->FindPartition(u.partition);

@@ -109,6 +109,17 @@ void MoveFd(int fd, int to) {
   ::_exit(code);
 }
 
+// "couldn't chdir to `DIR': <strerror(err)>" (Slurm's words) to errfd and, when also_stderr, to
+// the job's stderr; then _exit(1).
+[[noreturn]] void ChdirFail(int errfd, const char* dir, int err, bool also_stderr) {
+  if (also_stderr) {
+    Put(2, "tessera-stepd: error: ");
+    for (const char* part : {"couldn't chdir to `", dir, "': ", Why(err), "\n"}) Put(2, part);
+  }
+  for (const char* part : {"couldn't chdir to `", dir, "': ", Why(err)}) Put(errfd, part);
+  ::_exit(1);
+}
+
 // Runs in the vfork'ed child until exec: system calls on prepared data only. Signal dispositions
 // are already the defaults (BlockJobSignals); only the mask is cleared.
 [[noreturn]] void RunChild(ChildExec& c, int errfd) {
@@ -133,24 +144,22 @@ void MoveFd(int fd, int to) {
   ::umask(022);
   int in = ::open("/dev/null", O_RDONLY);
   if (in >= 0) MoveFd(in, 0);
+  // The working directory first: when it is missing, that is the cause to report, even though
+  // the output file (by default inside it) cannot be opened either. Output paths are absolute.
+  int cd_err = ::chdir(p.workdir.c_str()) == 0 ? 0 : errno;
   int out = ::open(p.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (out < 0 && cd_err) ChdirFail(errfd, p.workdir.c_str(), cd_err, false);
   if (out < 0) ChildFail(errfd, "cannot open output file ", p.out_path.c_str(), errno, 1);
   MoveFd(out, 1);
   if (p.err_same) {
     ::dup2(1, 2);
   } else {
     int err = ::open(p.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (err < 0 && cd_err) ChdirFail(errfd, p.workdir.c_str(), cd_err, false);
     if (err < 0) ChildFail(errfd, "cannot open error file ", p.err_path.c_str(), errno, 1);
     MoveFd(err, 2);
   }
-  if (::chdir(p.workdir.c_str()) != 0) {
-    int e = errno;
-    for (const char* part : {"tessera-stepd: error: couldn't chdir to `", p.workdir.c_str(), "': ",
-                             Why(e), "\n"})
-      Put(2, part);
-    for (const char* part : {"couldn't chdir to `", p.workdir.c_str(), "': ", Why(e)}) Put(errfd, part);
-    ::_exit(1);
-  }
+  if (cd_err) ChdirFail(errfd, p.workdir.c_str(), cd_err, true);
   ::execve(p.exec_path.c_str(), c.argv.data(), c.envp.data());
   if (errno == ENOEXEC) ::execve(c.sh_argv[0], c.sh_argv.data(), c.envp.data());  // no #! line
   int e = errno;

@@ -5,6 +5,7 @@
 
 #include "cli/lib/job_view.h"
 #include "cli/lib/text_util.h"
+#include "common/control_chars.h"
 #include "common/duration.h"
 
 namespace tessera::cli {
@@ -211,7 +212,7 @@ std::string FormatAcct(const std::vector<pb::JobInfo>& jobs, const std::vector<A
   }
   for (const auto& job : jobs) {
     std::vector<std::string> values;
-    for (const auto& c : cols) values.push_back(Value(c.name, job, names, now));
+    for (const auto& c : cols) values.push_back(EscapeControlChars(Value(c.name, job, names, now)));
     out += Row(values, cols, layout);
   }
   return out;

@@ -6,6 +6,7 @@
 #include "cli/lib/text_util.h"
 #include "cli/lib/time_spec.h"
 #include "common/duration.h"
+#include "common/input_limits.h"
 
 namespace tessera::cli {
 namespace {
@@ -356,12 +357,15 @@ Status ApplyBatchOption(const ParsedOption& opt, OptionSource source, int64_t no
     case kOptTimeMin: {
       auto t = ParseTimeLimit(*opt.value);
       if (!t.ok() || *t <= 0) return BadValue(opt);
+      if (*t > kMaxTimeLimitS) return BadValue(opt, "more than 100 years");
       out.time_min_s = *t;
       return Status::Ok();
     }
     case kOptTime: {
       auto t = ParseTimeLimit(*opt.value);
       if (!t.ok() || *t == 0) return BadValue(opt);
+      if (*t > kMaxTimeLimitS)
+        return BadValue(opt, "more than 100 years; use UNLIMITED for no limit");
       out.time_limit_s = *t;
       return Status::Ok();
     }
@@ -369,6 +373,8 @@ Status ApplyBatchOption(const ParsedOption& opt, OptionSource source, int64_t no
     case kOptDeadline: {
       auto t = ParseTimeSpec(*opt.value, now);
       if (!t.ok()) return BadValue(opt);
+      if (*t < 0 || *t > now + kMaxTimeAheadS)
+        return BadValue(opt, "times must lie between 1970 and 100 years from now");
       (opt.id == kOptBegin ? out.begin_time : out.deadline) = *t;
       return Status::Ok();
     }

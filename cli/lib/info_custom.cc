@@ -6,6 +6,7 @@
 
 #include "cli/lib/info_format.h"
 #include "cli/lib/text_util.h"
+#include "common/control_chars.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
 
@@ -152,7 +153,7 @@ std::string FormatInfoCustom(const std::vector<pb::PartitionInfo>& partitions,
     std::string out = fmt.prefix;
     for (size_t i = 0; i < fmt.fields.size(); ++i) {
       const auto& f = fmt.fields[i];
-      out += PadField(cells[i], f.width, f.right, f.width > 0) + f.suffix;
+      out += PadField(EscapeControlChars(cells[i]), f.width, f.right, f.width > 0) + f.suffix;
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";

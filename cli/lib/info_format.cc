@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "cli/lib/text_util.h"
+#include "common/control_chars.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
 
@@ -142,7 +143,7 @@ std::string ReasonView(const std::vector<const pb::PartitionInfo*>& parts,
   for (const auto* p : parts)
     for (const auto* n : Members(*p, nodes)) {
       if (!NeedsReason(n->state()) || !seen.insert(n->name()).second) continue;
-      std::string reason = n->reason().empty() ? "Not responding" : n->reason();
+      std::string reason = n->reason().empty() ? "Not responding" : EscapeControlChars(n->reason());
       if (!by_reason.count(reason)) reason_order.push_back(reason);
       by_reason[reason].push_back(n->name());
     }

@@ -7,6 +7,7 @@
 
 #include "cli/lib/job_view.h"
 #include "cli/lib/text_util.h"
+#include "common/control_chars.h"
 #include "common/duration.h"
 
 namespace tessera::cli {
@@ -176,7 +177,7 @@ std::string FormatLine(const QueueFormat& fmt, CellFn cell) {
   std::string line = fmt.prefix;
   for (const auto& f : fmt.fields) {
     Cell c = cell(f.code);
-    line += PadField(c.text, f.width, f.right, c.cut);
+    line += PadField(EscapeControlChars(c.text), f.width, f.right, c.cut);
     line += f.suffix;
   }
   return line + "\n";

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cli/lib/text_util.h"
+#include "common/control_chars.h"
 #include "common/duration.h"
 #include "common/job_state.h"
 
@@ -118,7 +119,12 @@ class RowPrinter {
       const QueueField& f = fmt.fields[k];
       bool cut = true;
       std::string_view text = Cell(f.code, r, k, &cut);
-      AppendPadded(out, text, f.width, f.right, cut);
+      if (HasControlChars(text)) {  // names and comments from older versions, node text
+        std::string safe = EscapeControlChars(text);
+        AppendPadded(out, safe, f.width, f.right, cut);
+      } else {
+        AppendPadded(out, text, f.width, f.right, cut);
+      }
       out->append(f.suffix);
     }
     out->push_back('\n');

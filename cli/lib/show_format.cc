@@ -6,13 +6,26 @@
 #include "cli/lib/info_format.h"
 #include "cli/lib/job_view.h"
 #include "cli/lib/text_util.h"
+#include "common/control_chars.h"
 #include "common/duration.h"
 #include "common/filename_pattern.h"
 
 namespace tessera::cli {
 namespace {
 
-std::string OrNull(const std::string& s) { return s.empty() ? "(null)" : s; }
+// Every free-text value is escaped (common/control_chars.h): a name or comment stored by an
+// older version, or a node's reason, never writes control characters to the terminal.
+std::string E(const std::string& s) { return EscapeControlChars(s); }
+std::string OrNull(const std::string& s) { return s.empty() ? "(null)" : E(s); }
+
+// As scontrol: white space in the reason becomes '_', so "Reason=" stays one word.
+std::string ReasonWord(const std::string& reason) {
+  if (reason.empty()) return "None";
+  std::string r = E(reason);
+  for (char& c : r)
+    if (c == ' ') c = '_';
+  return r;
+}
 std::string Time(int64_t t) { return FormatTimestamp(t, /*unknown_word=*/true); }
 
 std::string OutputPath(const pb::JobInfo& job, bool err) {
@@ -72,13 +85,13 @@ std::string LimitForShow(int64_t seconds) {
 std::string FormatJobDetail(const pb::JobInfo& job, const IdNames& names, int64_t now) {
   const auto& spec = job.spec();
   std::string user = job.user().empty() ? UserLabel(names, job.uid()) : job.user();
-  std::string o = "JobId=" + std::to_string(job.job_id()) + " JobName=" + spec.name() + "\n";
-  o += "   UserId=" + user + "(" + std::to_string(job.uid()) + ") GroupId=" +
+  std::string o = "JobId=" + std::to_string(job.job_id()) + " JobName=" + E(spec.name()) + "\n";
+  o += "   UserId=" + E(user) + "(" + std::to_string(job.uid()) + ") GroupId=" +
        GroupLabel(names, job.gid()) + "(" + std::to_string(job.gid()) + ")\n";
   o += "   Priority=" + std::to_string(job.priority()) + " Nice=" + std::to_string(spec.nice()) +
        " Account=" + OrNull(AccountOf(job)) + " QOS=" + OrNull(spec.qos()) + "\n";
   o += std::string("   JobState=") + JobStateName(StateOf(job)) +
-       " Reason=" + (job.reason().empty() ? "None" : job.reason()) +
+       " Reason=" + ReasonWord(job.reason()) +
        " Dependency=" + OrNull(spec.dependency()) + "\n";
   o += std::string("   Requeue=") + (spec.requeue() ? "1" : "0") +
        " Restarts=" + std::to_string(job.requeue_count()) + " BatchFlag=1 ExitCode=" +
@@ -101,12 +114,12 @@ std::string FormatJobDetail(const pb::JobInfo& job, const IdNames& names, int64_
   o += "   " + MemoryLine(job) + " Features=" + OrNull(spec.constraint()) +
        " OverSubscribe=" + (spec.exclusive() ? "NO" : "OK") + "\n";
   if (!GresOf(job).empty()) o += "   TresPerNode=" + GresOf(job) + "\n";
-  o += "   Command=" + CommandOf(job) + "\n";
-  o += "   WorkDir=" + spec.workdir() + "\n";
-  if (!spec.comment().empty()) o += "   Comment=" + spec.comment() + "\n";
-  o += "   StdErr=" + OutputPath(job, true) + "\n";
+  o += "   Command=" + E(CommandOf(job)) + "\n";
+  o += "   WorkDir=" + E(spec.workdir()) + "\n";
+  if (!spec.comment().empty()) o += "   Comment=" + E(spec.comment()) + "\n";
+  o += "   StdErr=" + E(OutputPath(job, true)) + "\n";
   o += "   StdIn=/dev/null\n";
-  o += "   StdOut=" + OutputPath(job, false) + "\n";
+  o += "   StdOut=" + E(OutputPath(job, false)) + "\n";
   return o + "\n";
 }
 
@@ -142,10 +155,10 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
     std::vector<std::string> gpus;
     for (const auto& g : n.gpus())
       gpus.push_back(std::to_string(g.index()) + ":" + g.model() +
-                     (g.healthy() ? "" : "(DRAIN:" + g.health_reason() + ")"));
+                     (g.healthy() ? "" : "(DRAIN:" + E(g.health_reason()) + ")"));
     o += "   GPUs=" + Join(gpus, ",") + "\n";
   }
-  if (!n.reason().empty()) o += "   Reason=" + n.reason() + "\n";
+  if (!n.reason().empty()) o += "   Reason=" + E(n.reason()) + "\n";
   return o + "\n";
 }
 

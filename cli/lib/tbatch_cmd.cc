@@ -9,6 +9,7 @@
 #include "cli/lib/command.h"
 #include "common/duration.h"
 #include "common/env_block.h"
+#include "common/input_limits.h"
 #include "common/job_state.h"
 
 namespace tessera::cli {
@@ -250,6 +251,11 @@ int RunTbatch(CommandContext& ctx) {
   if (!spec.ok()) return Fail(ctx, spec.status().message());
   if (opts->export_file) {
     Status st = AddExportFile(ctx, *opts->export_file, *spec);
+    if (!st.ok()) return Fail(ctx, st.message());
+  }
+  {  // exec's limits, early (the controller checks them again)
+    std::vector<std::string_view> argv(spec->argv().begin(), spec->argv().end());
+    Status st = CheckExecLimits(spec->env_block(), argv);
     if (!st.ok()) return Fail(ctx, st.message());
   }
   if (opts->uid) {

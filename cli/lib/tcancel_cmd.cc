@@ -7,6 +7,7 @@
 #include "cli/lib/command.h"
 #include "cli/lib/signal_names.h"
 #include "cli/lib/text_util.h"
+#include "common/control_chars.h"
 #include "common/duration.h"
 #include "common/job_state.h"
 
@@ -158,7 +159,8 @@ Status Confirm(CommandContext& ctx, ControllerApi& api, CancelArgs& a) {
     std::string part = job.ok() ? (job->partition().empty() ? job->spec().partition()
                                                             : job->partition())
                                 : "?";
-    *ctx.out << "Cancel job_id=" << id << " name=" << name << " partition=" << part
+    *ctx.out << "Cancel job_id=" << id << " name=" << EscapeControlChars(name)
+             << " partition=" << EscapeControlChars(part)
              << " [y/n]? ";
     ctx.out->flush();
     std::string answer;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <ctime>
+#include <limits>
 #include <string>
 
 #include "cli/lib/text_util.h"
@@ -64,6 +65,8 @@ Result<int64_t> ParseRelative(std::string_view s, std::string_view whole, int64_
   } else {
     return Bad(whole);
   }
+  // Beyond any sane time (the callers bound the result) and short of int64 overflow.
+  if (*n > static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / 4 / mult)) return Bad(whole);
   return now + sign * static_cast<int64_t>(*n) * mult;
 }
 

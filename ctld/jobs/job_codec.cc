@@ -126,7 +126,9 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       r.exit_signal = d.at("exit_signal").to_number<int32_t>();
       r.end_time = d.at("end_time").to_number<int64_t>();
       r.message = json::value_to<std::string>(d.at("message"));
-      r.reason = "None";
+      // A job that failed for a stated cause (its output file could not be opened, its working
+      // directory was missing, ...) shows that cause as its reason, as Slurm shows state_desc.
+      r.reason = r.State() == JobState::kFailed && !r.message.empty() ? r.message.str() : "None";
     } else if (e.type == event::kRequeued) {
       r.state = static_cast<int>(JobState::kPending);
       r.requeue_count += 1;

@@ -193,7 +193,8 @@ Status JobManager::Update(uint64_t id, const Caller& c, const JobUpdate& u) {
     bool raise = u.time_limit_s < 0 || (r->time_limit_s >= 0 && u.time_limit_s > r->time_limit_s);
     if (raise) return PermissionDenied("only administrators may increase a job's time limit");
   }
-  if (u.set_nice && u.nice < 0 && !c.admin) return PermissionDenied("only administrators may set a negative nice value");
+  if (u.set_nice && u.nice < 0 && !c.admin && !c.operator_)
+    return PermissionDenied("only operators and administrators may set a negative nice value");
   if ((!u.partition.empty() || u.num_nodes) && r->State() != JobState::kPending)
     return FailedPrecondition("Job " + std::to_string(id) + " is not pending: its partition and node count are fixed");
   Batch b;

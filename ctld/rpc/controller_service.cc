@@ -8,11 +8,13 @@
 #include <set>
 
 #include "common/array_spec.h"
+#include "common/control_chars.h"
 #include "common/duration.h"
 #include "ctld/log.h"
 #include "ctld/rpc/convert.h"
 #include "ctld/rpc/job_listing.h"
 #include "ctld/rpc/local_server.h"
+#include "ctld/submit_checks.h"
 #include "rpc/grpc_util.h"
 
 namespace tessera::ctld::rpc {
@@ -31,6 +33,15 @@ std::string PeerHost(const grpc::ServerContext* ctx) {
 }
 
 constexpr int kMaxSubmitBatch = 10000;
+
+// "<id>: <message>", which tcancel prints as scancel's "Kill job error on job id <id>: ...",
+// with Slurm's texts for the common refusals.
+std::string CancelErrorLine(uint64_t id, const Status& s) {
+  std::string text = s.code() == Code::kPermissionDenied ? "Access/permission denied"
+                     : s.code() == Code::kNotFound       ? "Invalid job id specified"
+                                                         : s.message();
+  return std::to_string(id) + ": " + text;
+}
 
 bool Has(const auto& list, const auto& x) {
   return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
@@ -77,7 +88,7 @@ Status ControllerService::CheckSpec(const v1::JobSpec& pb, const Caller& caller,
   if (pb.priority() > 0 && !caller.admin)
     return PermissionDenied("--priority requires an operator or administrator");
   *spec = FromProto(pb);
-  return Status::Ok();
+  return CheckSubmitInput(*spec, {pb.deadline(), pb.time_min_s()}, caller, clock_->Now());
 }
 
 grpc::Status ControllerService::SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
@@ -299,8 +310,7 @@ grpc::Status ControllerService::CancelJob(grpc::ServerContext* ctx, const v1::Ca
         if (!req->name().empty() && j.spec.name != req->name()) continue;
         if (!req->partition().empty() && j.partition != req->partition()) continue;
         if (req->state() != 0 && j.state != req->state()) continue;
-        if (!caller->MayControl(j)) continue;
-        ids.push_back(id);
+        ids.push_back(id);  // another user's job gets its own permission error below, as scancel
       }
     }
     // Cancelling an array's id cancels all of its elements still active (as scancel does).
@@ -319,7 +329,7 @@ grpc::Status ControllerService::CancelJob(grpc::ServerContext* ctx, const v1::Ca
       if (s.ok()) {
         resp->add_cancelled(id);
       } else {
-        resp->add_errors("job " + std::to_string(id) + ": " + s.message());
+        resp->add_errors(CancelErrorLine(id, s));
         if (s.code() == Code::kPermissionDenied)
           Log("auth: refused CancelJob of job " + std::to_string(id) + " for uid " + std::to_string(caller->uid));
       }
@@ -512,6 +522,8 @@ grpc::Status ControllerService::CreateStep(grpc::ServerContext* ctx, const v1::C
   RpcTimer timer(&rpc_stats_, "CreateStep");
   auto caller = Check(ctx, "CreateStep", Role::kOwner);
   if (!caller.ok()) return ToGrpc(caller.status());
+  Status named = CheckNoControlChars("step name (-J)", req->name());
+  if (!named.ok()) return ToGrpc(named);
   StepRequest sr{req->ntasks(), req->ntasks_per_node(), req->nodes(), req->cpus_per_task()};
   return ToGrpc(core_->Call([&]() -> Status {
     auto r = ctl_->CreateStep(req->job_id(), *caller, sr, req->name());

@@ -315,6 +315,24 @@ TEST_CASE("stepd: a missing workdir fails the job with Slurm's message in the er
   CHECK(ReadAll(job.workdir + "/out.txt").find("couldn't chdir") != std::string::npos);
 }
 
+TEST_CASE("stepd: a missing workdir holding the output file is reported as the cause") {
+  // Hardening issue, part 5 (-D /nonexistent): the output file inside the missing directory
+  // cannot be opened either, but what failed is the directory.
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 106);
+  auto l = job.Launch("#!/bin/sh\necho never\n");
+  std::string dir = job.root.path() + "/does-not-exist";
+  l.set_workdir(dir);
+  l.set_stdout_path(dir + "/slurm-106.out");
+  job.Write(l);
+  OsStepdControl control(job.Args());
+  REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+  JobStatus st = job.WaitStatus(20);
+  CHECK(st.state == JobState::kFailed);
+  CHECK(st.message == "couldn't chdir to `" + dir + "': No such file or directory");
+}
+
 TEST_CASE("stepd: an unknown uid fails the job with a message") {
   passwd user{};
   if (!Prepared(&user)) return;
