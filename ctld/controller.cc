@@ -38,6 +38,16 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
 
 Status Controller::Start(const Recovered& rec) {
   jobs_.Recover(rec);
+  for (const auto& row : rec.nodes) {  // administrators' drain/down, as acknowledged
+    NodeRuntime* n = nodes_.Find(row.name);
+    if (!n) continue;  // no longer configured
+    if (row.drain) n->drain = true;
+    if (row.down) n->base = NodeBase::kDown;
+    if (row.drain || row.down) {
+      n->reason = row.reason;
+      n->reason_time = row.reason_time;
+    }
+  }
   stats_.start_time = clock_->Now();
   for (auto& [name, n] : nodes_.nodes()) n.last_heartbeat = stats_.start_time;
   for (const auto& [id, j] : jobs_.jobs())
@@ -173,29 +183,66 @@ Controller::WhatIf Controller::WouldStart(const JobRecord& draft) {
 }
 
 Status Controller::Cancel(uint64_t id, const Caller& c, int signal) {
+  return CancelMany({id}, c, signal).front();
+}
+
+Status Controller::SignalJob(uint64_t id, const Caller& c, int signal) {
   JobRecord* j = jobs_.Find(id);
   if (!j) return NotFound("Invalid job id specified: " + std::to_string(id));
   if (!c.MayControl(*j)) return PermissionDenied("Access/permission denied: job " + std::to_string(id) + " belongs to another user");
-  if (signal != 0) {
-    if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(id) + " is not running");
-    NodeRuntime* n = nodes_.Find(j->alloc.front().node);
-    if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
-    n->link->Signal(id, signal);
-    return Status::Ok();
+  if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(id) + " is not running");
+  NodeRuntime* n = nodes_.Find(j->alloc.front().node);
+  if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
+  n->link->Signal(id, signal);
+  return Status::Ok();
+}
+
+std::vector<Status> Controller::CancelMany(const std::vector<uint64_t>& ids, const Caller& c, int signal) {
+  std::vector<Status> out(ids.size());
+  if (signal != 0) {  // a signal changes no state
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = SignalJob(ids[i], c, signal);
+    return out;
   }
-  bool needs_signal = false;
-  TESSERA_RETURN_IF_ERROR(jobs_.Cancel(id, c, &needs_signal));
-  if (!needs_signal) {
-    stats_.jobs_cancelled++;
-    return Status::Ok();
+  std::vector<JobManager::Planned> plans;
+  std::vector<size_t> planned;  // indices into ids
+  std::vector<bool> needs_signal(ids.size(), false);
+  std::set<uint64_t> seen;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!seen.insert(ids[i]).second) {
+      out[i] = FailedPrecondition("Job/step already completing or completed");
+      continue;
+    }
+    JobManager::Planned p;
+    bool sig = false;
+    out[i] = jobs_.PlanCancel(ids[i], c, &p, &sig);
+    if (!out[i].ok()) continue;
+    plans.push_back(std::move(p));
+    planned.push_back(i);
+    needs_signal[i] = sig;
   }
+  // One commit for all of them; nothing is acknowledged (or signalled) before it is durable.
+  Status st = jobs_.CommitTransitions(plans);
+  for (size_t i : planned) {
+    if (!st.ok()) {
+      out[i] = st;
+    } else if (!needs_signal[i]) {
+      stats_.jobs_cancelled++;
+    } else {
+      StopCancelledJob(ids[i]);
+    }
+  }
+  return out;
+}
+
+void Controller::StopCancelledJob(uint64_t id) {
+  JobRecord* j = jobs_.Find(id);
+  if (!j || j->alloc.empty()) return;
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
     n->link->Signal(id, 0);
   } else {  // the node is away: nothing to wait for
     FinishJob(*j, JobState::kCancelled, 0, 0, 0, "cancelled while its node was unreachable", nullptr);
   }
-  return Status::Ok();
 }
 
 Status Controller::Requeue(uint64_t id, const Caller& c) {
@@ -203,7 +250,9 @@ Status Controller::Requeue(uint64_t id, const Caller& c) {
   if (!j) return NotFound("Invalid job id specified: " + std::to_string(id));
   if (!c.MayControl(*j)) return PermissionDenied("Access/permission denied");
   if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(id) + " is not running; only running jobs can be requeued");
-  requeue_on_finish_.insert(id);
+  // Durable before acknowledged: a restarted controller still requeues the job when it ends.
+  if (!j->requeue_requested)
+    TESSERA_RETURN_IF_ERROR(jobs_.CommitTransitions({{id, event::kRequeueRequested, "{}"}}));
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
     n->link->Signal(id, 0);
@@ -222,8 +271,8 @@ Status Controller::Suspend(uint64_t id, const Caller& c, bool suspend) {
     return FailedPrecondition("Job " + std::to_string(id) + (suspend ? " is not running" : " is not suspended"));
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
+  TESSERA_RETURN_IF_ERROR(jobs_.MarkSuspended(id, suspend));  // durable first
   n->link->Signal(id, suspend ? SIGSTOP : SIGCONT);
-  jobs_.MarkSuspended(id, suspend);
   return Status::Ok();
 }
 
@@ -240,6 +289,11 @@ Status Controller::UpdateJob(uint64_t id, const Caller& c, const JobUpdate& u) {
   return Status::Ok();
 }
 
+namespace {
+// Set DOWN by an administrator (not by the node timeout, which the node's return undoes).
+bool AdminDown(const NodeRuntime& n) { return n.base == NodeBase::kDown && n.reason != "Not responding"; }
+}  // namespace
+
 Status Controller::UpdateNode(const std::string& expr, const std::string& action, const std::string& reason) {
   auto names = ExpandHostlist(expr);
   if (!names.ok()) return names.status();
@@ -247,12 +301,25 @@ Status Controller::UpdateNode(const std::string& expr, const std::string& action
     if (!nodes_.Find(name)) return NotFound("Invalid node name specified: " + name);
   if ((action == "DRAIN" || action == "DOWN") && reason.empty())
     return InvalidArgument("a Reason= is required to drain or down a node");
+  if (action != "DRAIN" && action != "RESUME" && action != "DOWN")
+    return InvalidArgument("unknown node action " + action);
+  // Durable before it is applied or acknowledged: a drained node stays drained after a restart.
+  Batch b;
+  int64_t now = clock_->Now();
+  for (const auto& name : *names) {
+    const NodeRuntime* n = nodes_.Find(name);
+    NodeStateRow row{name, false, false, "", 0};
+    if (action == "DRAIN") row = {name, true, AdminDown(*n), reason, now};
+    if (action == "DOWN") row = {name, n->drain, true, reason, now};
+    b.PutNodeState(row);
+  }
+  TESSERA_RETURN_IF_ERROR(store_->CommitSync(std::move(b)));
   for (const auto& name : *names) {
     NodeRuntime* n = nodes_.Find(name);
     if (action == "DRAIN") {
       n->drain = true;
       n->reason = reason;
-      n->reason_time = clock_->Now();
+      n->reason_time = now;
     } else if (action == "RESUME") {
       n->drain = false;
       n->reason.clear();
@@ -262,13 +329,11 @@ Status Controller::UpdateNode(const std::string& expr, const std::string& action
         g.health_reason.clear();
       }
       if (n->base == NodeBase::kDown && n->link) n->base = NodeBase::kUp;
-    } else if (action == "DOWN") {
+    } else {
       n->base = NodeBase::kDown;
       n->reason = reason;
-      n->reason_time = clock_->Now();
+      n->reason_time = now;
       FailNodeJobs(*n, "node set DOWN: " + reason);
-    } else {
-      return InvalidArgument("unknown node action " + action);
     }
   }
   RequestSchedule();
@@ -322,7 +387,7 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
     JobRecord* j = jobs_.Find(id);
     if (!j) continue;
     Log("job " + std::to_string(id) + " was running on " + info.node + " but the node does not report it");
-    if (j->spec.requeue && !j->cancel_requested) {
+    if ((j->spec.requeue || j->requeue_requested) && !j->cancel_requested) {
       nodes_.Release(*j);
       jobs_.MarkRequeued(id, "NodeFail", nullptr);
     } else {
@@ -379,7 +444,7 @@ void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Fini
     ack();  // a stale report (e.g. from a node declared dead before the job was requeued)
     return;
   }
-  if (requeue_on_finish_.erase(id)) {
+  if (j->requeue_requested) {
     nodes_.Release(*j);
     jobs_.MarkRequeued(id, "Requeued by user", [ack](const Status&) { ack(); });
     RequestSchedule();
@@ -479,7 +544,7 @@ void Controller::FailNodeJobs(NodeRuntime& n, const std::string& why) {
     if (!j || IsFinished(j->State())) continue;
     if (j->cancel_requested) {
       FinishJob(*j, JobState::kCancelled, 0, 0, 0, why, nullptr);
-    } else if (j->spec.requeue) {
+    } else if (j->spec.requeue || j->requeue_requested) {
       nodes_.Release(*j);
       jobs_.MarkRequeued(id, "NodeFail", nullptr);
     } else {
@@ -549,9 +614,13 @@ void Controller::RunCycle() {
     JobRecord* j = jobs_.Find(d.job_id);
     if (!j || j->State() != JobState::kPending || j->held || !SchedBridge::StillFits(d.placement, nodes_)) continue;
     uint64_t id = d.job_id;
-    // Launch once the start is durable, so a restarted controller never forgets a launch.
-    jobs_.MarkStarted(id, SchedBridge::ToAlloc(d.placement), [this, id](const Status& st) {
-      if (!st.ok()) return;
+    // Launch once the start is durable, so a restarted controller never forgets a launch. A
+    // start that could not be recorded is undone in memory (the job pends again, as on disk).
+    jobs_.MarkStarted(id, SchedBridge::ToAlloc(d.placement), [this, id, before = *j](const Status& st) {
+      if (!st.ok()) {
+        core_->Post([this, before] { UndoStart(before); });
+        return;
+      }
       core_->Post([this, id] {
         JobRecord* job = jobs_.Find(id);
         if (!job || job->State() != JobState::kRunning) return;
@@ -574,6 +643,14 @@ void Controller::RunCycle() {
   stats_.last_cycle_cpu_us = clock_->ThreadCpuMicros() - cpu0;
   stats_.total_cycle_us += us;
   stats_.max_cycle_us = std::max(stats_.max_cycle_us, us);
+}
+
+void Controller::UndoStart(const JobRecord& before) {
+  JobRecord* j = jobs_.Find(before.job_id);
+  if (!j || j->State() != JobState::kRunning || j->requeue_count != before.requeue_count) return;
+  nodes_.Release(*j);
+  jobs_.Restore(before);
+  Log("job " + std::to_string(before.job_id) + ": its start could not be recorded; pending again");
 }
 
 void Controller::Tick() {
