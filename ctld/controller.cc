@@ -256,8 +256,10 @@ Status Controller::Requeue(uint64_t id, const Caller& c) {
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
     n->link->Signal(id, 0);
-  } else {
-    FinishJob(*j, JobState::kCancelled, 0, 0, 0, "requeued", nullptr);
+  } else {  // the node is away: requeue now (it kills the job when it re-registers)
+    nodes_.Release(*j);
+    jobs_.MarkRequeued(id, "Requeued by user", nullptr);
+    RequestSchedule();
   }
   return Status::Ok();
 }

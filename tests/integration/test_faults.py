@@ -10,6 +10,7 @@ names its cause. Sections:
   5. hostile local socket clients
 """
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -119,14 +120,20 @@ def test_requeue_request_survives_a_restart(fresh_cluster):
     work = c.user_dir("tessera-bob")
     job = c.submit(["--wrap", "sleep 3"], user="tessera-bob", cwd=work)
     wait_for(lambda: _show(c, job)["JobState"] == "RUNNING", what="job to run")
-    c.kill("noded-it1", signal.SIGSTOP)  # the node cannot act on the request before the restart
-    c.run(["tcontrol", "requeue", str(job)])
-    c.kill("ctld", signal.SIGKILL)
-    c.start_ctld()
-    c.procs["noded-it1"].send_signal(signal.SIGCONT)
-    # The job's end is a requeue (it runs again), not its end.
+    log = os.path.join(c.dir, "noded-it1.log")
+    stepd = wait_for(lambda: re.search(rf"job {job}: launched, tessera-stepd pid (\d+)", open(log).read()),
+                     what="the job's stepd").group(1)
+    os.kill(int(stepd), signal.SIGSTOP)  # the job's end cannot be reported before the restart
+    try:
+        c.run(["tcontrol", "requeue", str(job)])
+        c.kill("ctld", signal.SIGKILL)
+        c.start_ctld()
+    finally:
+        os.kill(int(stepd), signal.SIGCONT)
+    # The job's end (reported to the restarted ctld) is a requeue: it runs again.
     wait_for(lambda: "Restarts=1" in c.run(["tcontrol", "show", "job", str(job)]).stdout,
              timeout=40, what="the job to be requeued after the restart")
+    assert c.wait_state(job, "COMPLETED", timeout=30)[0] == "COMPLETED"
 
 # (end of section 1)
 
