@@ -532,11 +532,27 @@ void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t s
   if (state == JobState::kCompleted) stats_.jobs_completed++;
   else if (state == JobState::kCancelled) stats_.jobs_cancelled++;
   else stats_.jobs_failed++;
+  // An end that could not be recorded is undone in memory (the node resends its report, or
+  // the job is found again at the next failure): memory never runs ahead of the disk.
+  bool was_running = j.State() == JobState::kRunning || j.State() == JobState::kSuspended;
   nodes_.Release(j);
-  jobs_.MarkFinished(j.job_id, state, code, sig, end, msg, [after_durable](const Status& st) {
-    if (st.ok() && after_durable) after_durable();
-  });
+  jobs_.MarkFinished(j.job_id, state, code, sig, end, msg,
+                     [this, after_durable, before = j, was_running](const Status& st) {
+                       if (!st.ok()) {
+                         core_->Post([this, before, was_running] { UndoFinish(before, was_running); });
+                         return;
+                       }
+                       if (after_durable) after_durable();
+                     });
   RequestSchedule();
+}
+
+void Controller::UndoFinish(const JobRecord& before, bool was_running) {
+  JobRecord* j = jobs_.Find(before.job_id);
+  if (!j || !IsFinished(j->State()) || j->requeue_count != before.requeue_count) return;
+  jobs_.Restore(before);
+  if (was_running) nodes_.Allocate(*j);
+  Log("job " + std::to_string(before.job_id) + ": its end could not be recorded; kept as it was");
 }
 
 void Controller::FailNodeJobs(NodeRuntime& n, const std::string& why) {

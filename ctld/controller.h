@@ -148,6 +148,8 @@ class Controller {
   void StopCancelledJob(uint64_t id);
   // A start whose commit failed: release its nodes and put `before` (the pending record) back.
   void UndoStart(const JobRecord& before);
+  // An end whose commit failed: put `before` back (and its allocation, if it ran).
+  void UndoFinish(const JobRecord& before, bool was_running);
   void FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
                  const std::string& msg, std::function<void()> after_durable);
   void Tick();

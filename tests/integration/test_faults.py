@@ -135,6 +135,32 @@ def test_requeue_request_survives_a_restart(fresh_cluster):
              timeout=40, what="the job to be requeued after the restart")
     assert c.wait_state(job, "COMPLETED", timeout=30)[0] == "COMPLETED"
 
+def test_job_end_on_a_full_state_disk_is_recorded_once_there_is_space(fresh_cluster):
+    c = fresh_cluster(nodes=1, node_timeout=30)
+    state = os.path.join(c.dir, "state")
+    _mount_tmpfs(state, "8m")
+    try:
+        c.start()
+        work = c.user_dir("tessera-alice")
+        go = os.path.join(work, "go")
+        job = c.submit(["--wrap", f"while [ ! -e {go} ]; do sleep 0.2; done"], user="tessera-alice", cwd=work)
+        wait_for(lambda: _show(c, job)["JobState"] == "RUNNING", what="job to run")
+        filler = _fill(state)
+        open(go, "w").close()  # the job ends; its end cannot be written
+        ctld_log = os.path.join(c.dir, "ctld.log")
+        wait_for(lambda: f"job {job}: its end could not be recorded" in open(ctld_log).read(),
+                 what="ctld to fail to record the job's end")
+        assert _show(c, job)["JobState"] == "RUNNING"  # memory did not run ahead of the disk
+        os.unlink(filler)
+        # The node resends the end until it is acknowledged, i.e. durable.
+        c.wait_state(job, "COMPLETED", timeout=30)
+        c.kill("ctld", signal.SIGKILL)
+        c.start_ctld()
+        assert c.acct_state(job)[0] == "COMPLETED"
+    finally:
+        subprocess.run(["umount", "-l", state], check=False)
+
+
 # (end of section 1)
 
 
