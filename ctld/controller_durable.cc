@@ -12,15 +12,19 @@ namespace tessera::ctld {
 Status Controller::SignalJob(uint64_t id, const Caller& c, int signal) {
   JobRecord* j = jobs_.Find(id);
   if (!j) return NotFound("Invalid job id specified: " + std::to_string(id));
-  if (!c.MayControl(*j)) return PermissionDenied("Access/permission denied: job " + std::to_string(id) + " belongs to another user");
-  if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(id) + " is not running");
+  if (!c.MayControl(*j))
+    return PermissionDenied("Access/permission denied: job " + std::to_string(id) +
+                            " belongs to another user");
+  if (j->State() != JobState::kRunning)
+    return FailedPrecondition("Job " + std::to_string(id) + " is not running");
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
   n->link->Signal(id, signal);
   return Status::Ok();
 }
 
-std::vector<Status> Controller::CancelMany(const std::vector<uint64_t>& ids, const Caller& c, int signal) {
+std::vector<Status> Controller::CancelMany(const std::vector<uint64_t>& ids, const Caller& c,
+                                           int signal) {
   std::vector<Status> out(ids.size());
   if (signal != 0) {  // a signal changes no state
     for (size_t i = 0; i < ids.size(); ++i) out[i] = SignalJob(ids[i], c, signal);
@@ -64,16 +68,20 @@ void Controller::StopCancelledJob(uint64_t id) {
   if (n && n->link) {
     n->link->Signal(id, 0);
   } else {  // the node is away: nothing to wait for
-    FinishJob(*j, JobState::kCancelled, 0, 0, 0, "cancelled while its node was unreachable", nullptr);
+    FinishJob(*j, JobState::kCancelled, 0, 0, 0, "cancelled while its node was unreachable",
+              nullptr);
   }
 }
 
 namespace {
 // Set DOWN by an administrator (not by the node timeout, which the node's return undoes).
-bool AdminDown(const NodeRuntime& n) { return n.base == NodeBase::kDown && n.reason != "Not responding"; }
+bool AdminDown(const NodeRuntime& n) {
+  return n.base == NodeBase::kDown && n.reason != "Not responding";
+}
 }  // namespace
 
-Status Controller::UpdateNode(const std::string& expr, const std::string& action, const std::string& reason) {
+Status Controller::UpdateNode(const std::string& expr, const std::string& action,
+                              const std::string& reason) {
   auto names = ExpandHostlist(expr);
   if (!names.ok()) return names.status();
   for (const auto& name : *names)
@@ -103,7 +111,8 @@ Status Controller::UpdateNode(const std::string& expr, const std::string& action
       n->drain = false;
       n->reason.clear();
       for (auto& g : n->gpus) {  // an admin resume also returns drained GPUs
-        if (!g.healthy) Log("node " + name + " GPU " + std::to_string(g.index) + " resumed by an administrator");
+        if (!g.healthy)
+          Log("node " + name + " GPU " + std::to_string(g.index) + " resumed by an administrator");
         g.healthy = true;
         g.health_reason.clear();
       }

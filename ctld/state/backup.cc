@@ -62,14 +62,18 @@ Status IntegrityCheck(sqlite3* db, const std::string& path) {
 Result<BackupInfo> Store::Backup(const std::string& dest) {
   namespace fs = std::filesystem;
   if (dest.empty() || dest[0] != '/')
-    return InvalidArgument("backup: the file must be an absolute path on the controller's host, not \"" + dest + "\"");
+    return InvalidArgument(
+        "backup: the file must be an absolute path on the controller's host, not \"" + dest + "\"");
   std::error_code ec;
-  if (fs::exists(dest, ec)) return AlreadyExists("backup: " + dest + " exists; backups never overwrite a file");
+  if (fs::exists(dest, ec))
+    return AlreadyExists("backup: " + dest + " exists; backups never overwrite a file");
   std::string dir = fs::path(dest).parent_path().string();
-  if (!fs::is_directory(dir, ec)) return InvalidArgument("backup: no directory " + dir + " on the controller's host");
+  if (!fs::is_directory(dir, ec))
+    return InvalidArgument("backup: no directory " + dir + " on the controller's host");
   std::string tmp = dest + ".tmp";
   int fd = open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return FailedPrecondition("backup: cannot create " + tmp + ": " + std::strerror(errno));
+  if (fd < 0)
+    return FailedPrecondition("backup: cannot create " + tmp + ": " + std::strerror(errno));
   fchmod(fd, 0600);  // job scripts and environments: as private as the state itself
   close(fd);
   auto fail = [&tmp](Status st) {
@@ -91,7 +95,8 @@ Result<BackupInfo> Store::Backup(const std::string& dest) {
   }
   if (Status st = FsyncPath(tmp, O_RDONLY); !st.ok()) return fail(st);
   if (rename(tmp.c_str(), dest.c_str()) != 0)
-    return fail(Internal("backup: cannot rename " + tmp + " to " + dest + ": " + std::strerror(errno)));
+    return fail(
+        Internal("backup: cannot rename " + tmp + " to " + dest + ": " + std::strerror(errno)));
   (void)FsyncPath(dir, O_RDONLY | O_DIRECTORY);
   info.path = dest;
   info.bytes = static_cast<int64_t>(fs::file_size(dest, ec));

@@ -24,7 +24,9 @@ JobRecord Draft(uint32_t uid) {
 
 uint64_t SubmitSync(JobManager& m, JobRecord d) {
   std::promise<Result<uint64_t>> p;
-  m.Submit(std::move(d), [&](Result<uint64_t> r) { p.set_value(r); }, [](std::function<void()> f) { f(); });
+  m.Submit(
+      std::move(d), [&](Result<uint64_t> r) { p.set_value(r); },
+      [](std::function<void()> f) { f(); });
   auto r = p.get_future().get();
   REQUIRE(r.ok());
   return *r;
@@ -126,7 +128,9 @@ TEST_CASE("CommitTransitions commits several jobs at once, a job twice in order"
   m.Recover(*(*s)->Load());
   uint64_t a = SubmitSync(m, Draft(1000));
   uint64_t b = SubmitSync(m, Draft(1000));
-  REQUIRE(m.CommitTransitions({{a, event::kHeld, "{}"}, {b, event::kHeld, "{}"}, {a, event::kReleased, "{}"}}).ok());
+  REQUIRE(m.CommitTransitions(
+               {{a, event::kHeld, "{}"}, {b, event::kHeld, "{}"}, {a, event::kReleased, "{}"}})
+              .ok());
   CHECK_FALSE(m.Find(a)->held);
   CHECK(m.Find(b)->held);
   auto ev = (*s)->EventsForJob(a);

@@ -1,12 +1,13 @@
 // Hardening, part 3: start-up refusals of damaged, empty and foreign state databases; private
 // state files; online backup.
+#include "ctld/state/state_file.h"
+
 #include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "ctld/state/state_file.h"
 #include "ctld/state/store.h"
 #include "test_util.h"
 
@@ -99,7 +100,8 @@ TEST_CASE("a foreign or table-less SQLite file, or not SQLite at all, is refused
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(foreign.c_str(), &db) == SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master", -1, &st, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sqlite_master", -1, &st, nullptr) ==
+          SQLITE_OK);
   REQUIRE(sqlite3_step(st) == SQLITE_ROW);
   CHECK(sqlite3_column_int(st, 0) == 1);
   sqlite3_finalize(st);
