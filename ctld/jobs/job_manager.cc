@@ -164,7 +164,7 @@ Status NotYours(uint64_t id) {
 Status Missing(uint64_t id) { return NotFound("Invalid job id specified: " + std::to_string(id)); }
 }  // namespace
 
-Status JobManager::CommitTransitions(const std::vector<Planned>& plans) {
+Status JobManager::CommitTransitions(const std::vector<Planned>& plans, Batch extra) {
   if (plans.empty()) return Status::Ok();
   Batch b;
   std::vector<std::pair<JobEvent, JobRecord>> next;  // in plan order
@@ -185,6 +185,7 @@ Status JobManager::CommitTransitions(const std::vector<Planned>& plans) {
     next.emplace_back(std::move(e), std::move(*rec));
     latest[p.id] = &next.back().second;
   }
+  b.Append(std::move(extra));
   // The core thread waits for this one commit: nothing else moves meanwhile, so the records
   // computed above are still the ones to replace.
   TESSERA_RETURN_IF_ERROR(store_->CommitSync(std::move(b)));
@@ -282,14 +283,21 @@ void JobManager::MarkRequeued(uint64_t id, const std::string& reason, Done done)
   CommitBatch(std::move(b), std::move(done));
 }
 
-uint32_t JobManager::AddStep(uint64_t id, StepRecord step) {
+Result<uint32_t> JobManager::AddStep(uint64_t id, StepRecord step) {
   JobRecord* r = Find(id);
+  if (!r) return NotFound("Invalid job id specified: " + std::to_string(id));
   step.step_id = r->next_step_id;
-  Batch b;
-  Transition(*r, event::kStepCreated, "{\"step_id\":" + std::to_string(step.step_id) + "}", &b);
-  b.PutStep(step);
-  CommitBatch(std::move(b), nullptr);
+  Batch row;
+  row.PutStep(step);
+  TESSERA_RETURN_IF_ERROR(CommitTransitions(
+      {{id, event::kStepCreated, "{\"step_id\":" + std::to_string(step.step_id) + "}"}}, std::move(row)));
   return step.step_id;
+}
+
+Status JobManager::FinishStepDurably(const StepRecord& step) {
+  Batch b;
+  b.PutStep(step);
+  return store_->CommitSync(std::move(b));
 }
 
 void JobManager::FinishStep(const StepRecord& step) {

@@ -77,7 +77,8 @@ class JobManager {
   // Commits the events of `plans` in ONE transaction and waits until it is durable; then puts
   // the new records in memory (in order; a job may appear twice) and tells the listener. On
   // failure nothing changes in memory and the error is returned. Every id must be Find()able.
-  Status CommitTransitions(const std::vector<Planned>& plans);
+  // `extra` (e.g. a step row) is written in the same transaction.
+  Status CommitTransitions(const std::vector<Planned>& plans, Batch extra = {});
   // Checks that `c` may cancel job `id` and plans it: a pending job ends CANCELLED, a running
   // one gets cancel_requested (*needs_signal: the caller signals its node after the commit).
   Status PlanCancel(uint64_t id, const Caller& c, Planned* plan, bool* needs_signal);
@@ -95,10 +96,13 @@ class JobManager {
   // end_time 0 = now.
   void MarkFinished(uint64_t id, JobState state, int32_t exit_code, int32_t exit_signal,
                     int64_t end_time, const std::string& message, Done done);
-  // Allocates the job's next step id and records the step (accounting) durably.
-  uint32_t AddStep(uint64_t id, StepRecord step);
+  // Allocates the job's next step id and records the step (accounting), durably before it
+  // returns (the caller grants the step to nodes only then).
+  Result<uint32_t> AddStep(uint64_t id, StepRecord step);
   // Records a step's end.
   void FinishStep(const StepRecord& step);
+  // The same, durable before it returns (CompleteStep answers only then).
+  Status FinishStepDurably(const StepRecord& step);
   // RUNNING <-> SUSPENDED, durably (an acknowledged change; the caller signals the node after).
   Status MarkSuspended(uint64_t id, bool suspended);
   // Requeue (node failure of a requeueable job, or user request): back to PENDING.

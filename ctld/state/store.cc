@@ -97,6 +97,10 @@ void Batch::PutNodeState(const NodeStateRow& n) {
                   {}, {}, {}});
 }
 
+void Batch::Append(Batch other) {
+  for (auto& op : other.ops_) ops_.push_back(std::move(op));
+}
+
 void Batch::SetMeta(const std::string& key, const std::string& value) {
   ops_.push_back({Kind::kMeta, 0, key, value, 0, 0, {}, {}, {}});
 }

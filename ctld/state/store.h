@@ -69,6 +69,8 @@ class Batch {
   void SetMeta(const std::string& key, const std::string& value);
   // An administrator's node state (drain/down and reason): what must survive a restart.
   void PutNodeState(const NodeStateRow& n);
+  // Adds the writes of `other` after these.
+  void Append(Batch other);
   bool empty() const { return ops_.empty(); }
   size_t size() const { return ops_.size(); }
 

@@ -174,3 +174,31 @@ TEST_CASE("node states are stored and loaded") {
   CHECK_FALSE(rec->nodes[1].drain);
   CHECK_FALSE(rec->nodes[1].down);
 }
+
+TEST_CASE(
+    "a step is recorded durably before its id is handed out, and its end before it is "
+    "acknowledged") {
+  TempDir d;
+  FakeClock clock;
+  auto s = Store::Open(d.path + "/t.db");
+  JobManager m(s->get(), &clock);
+  m.Recover(*(*s)->Load());
+  uint64_t id = SubmitSync(m, Draft(1000));
+  std::promise<Status> started;
+  m.MarkStarted(id, {{"n1", 1, 0, {}, 1}}, [&](const Status& st) { started.set_value(st); });
+  REQUIRE(started.get_future().get().ok());
+  StepRecord step;
+  step.job_id = id;
+  (*s)->FailWritesForTest(kFull);
+  CheckFullDiskError(m.AddStep(id, step).status());
+  CHECK(m.Find(id)->next_step_id == 0);  // the id is not used up
+  step.state = static_cast<int>(JobState::kCompleted);
+  CheckFullDiskError(m.FinishStepDurably(step));
+  (*s)->FailWritesForTest("");
+  auto first = m.AddStep(id, step);
+  REQUIRE(first.ok());
+  CHECK(*first == 0);
+  CHECK(m.Find(id)->next_step_id == 1);
+  auto rows = (*s)->StepsForJobs({id});
+  REQUIRE(rows->size() == 1);
+}
