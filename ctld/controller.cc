@@ -39,6 +39,16 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
 
 Status Controller::Start(const Recovered& rec) {
   jobs_.Recover(rec);
+  for (const auto& row : rec.nodes) {  // administrators' drain/down, as acknowledged
+    NodeRuntime* n = nodes_.Find(row.name);
+    if (!n) continue;  // no longer configured
+    if (row.drain) n->drain = true;
+    if (row.down) n->base = NodeBase::kDown;
+    if (row.drain || row.down) {
+      n->reason = row.reason;
+      n->reason_time = row.reason_time;
+    }
+  }
   stats_.start_time = clock_->Now();
   for (auto& [name, n] : nodes_.nodes()) n.last_heartbeat = stats_.start_time;
   for (const auto& [id, j] : jobs_.jobs())
@@ -176,29 +186,7 @@ Controller::WhatIf Controller::WouldStart(const JobRecord& draft) {
 }
 
 Status Controller::Cancel(uint64_t id, const Caller& c, int signal) {
-  JobRecord* j = jobs_.Find(id);
-  if (!j) return NotFound("Invalid job id specified: " + std::to_string(id));
-  if (!c.MayControl(*j)) return PermissionDenied("Access/permission denied: job " + std::to_string(id) + " belongs to another user");
-  if (signal != 0) {
-    if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(id) + " is not running");
-    NodeRuntime* n = nodes_.Find(j->alloc.front().node);
-    if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
-    SignalJob(*n, id, signal);
-    return Status::Ok();
-  }
-  bool needs_signal = false;
-  TESSERA_RETURN_IF_ERROR(jobs_.Cancel(id, c, &needs_signal));
-  if (!needs_signal) {
-    stats_.jobs_cancelled++;
-    return Status::Ok();
-  }
-  NodeRuntime* n = nodes_.Find(j->alloc.front().node);
-  if (n && n->link) {
-    SignalJob(*n, id, 0);
-  } else {  // the node is away: nothing to wait for
-    FinishJob(*j, JobState::kCancelled, 0, 0, 0, "cancelled while its node was unreachable", nullptr);
-  }
-  return Status::Ok();
+  return CancelMany({id}, c, signal).front();
 }
 
 Status Controller::Requeue(uint64_t id, const Caller& c) {
@@ -206,12 +194,16 @@ Status Controller::Requeue(uint64_t id, const Caller& c) {
   if (!j) return NotFound("Invalid job id specified: " + std::to_string(id));
   if (!c.MayControl(*j)) return PermissionDenied("Access/permission denied");
   if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(id) + " is not running; only running jobs can be requeued");
-  requeue_on_finish_.insert(id);
+  // Durable before acknowledged: a restarted controller still requeues the job when it ends.
+  if (!j->requeue_requested)
+    TESSERA_RETURN_IF_ERROR(jobs_.CommitTransitions({{id, event::kRequeueRequested, "{}"}}));
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
-    SignalJob(*n, id, 0);
-  } else {
-    FinishJob(*j, JobState::kCancelled, 0, 0, 0, "requeued", nullptr);
+    SendToNode(*n, id, 0);
+  } else {  // the node is away: requeue now (it kills the job when it re-registers)
+    nodes_.Release(*j);
+    jobs_.MarkRequeued(id, "Requeued by user", nullptr);
+    RequestSchedule();
   }
   return Status::Ok();
 }
@@ -225,8 +217,8 @@ Status Controller::Suspend(uint64_t id, const Caller& c, bool suspend) {
     return FailedPrecondition("Job " + std::to_string(id) + (suspend ? " is not running" : " is not suspended"));
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
-  SignalJob(*n, id, suspend ? SIGSTOP : SIGCONT);
-  jobs_.MarkSuspended(id, suspend);
+  TESSERA_RETURN_IF_ERROR(jobs_.MarkSuspended(id, suspend));  // durable first
+  SendToNode(*n, id, suspend ? SIGSTOP : SIGCONT);
   return Status::Ok();
 }
 
@@ -240,41 +232,6 @@ Status Controller::UpdateJob(uint64_t id, const Caller& c, const JobUpdate& u) {
       return InvalidArgument("the job's time limit exceeds MaxTime of partition " + p->name);
   }
   TESSERA_RETURN_IF_ERROR(jobs_.Update(id, c, u));
-  RequestSchedule();
-  return Status::Ok();
-}
-
-Status Controller::UpdateNode(const std::string& expr, const std::string& action, const std::string& reason) {
-  auto names = ExpandHostlist(expr);
-  if (!names.ok()) return names.status();
-  for (const auto& name : *names)
-    if (!nodes_.Find(name)) return NotFound("Invalid node name specified: " + name);
-  if ((action == "DRAIN" || action == "DOWN") && reason.empty())
-    return InvalidArgument("a Reason= is required to drain or down a node");
-  for (const auto& name : *names) {
-    NodeRuntime* n = nodes_.Find(name);
-    if (action == "DRAIN") {
-      n->drain = true;
-      n->reason = reason;
-      n->reason_time = clock_->Now();
-    } else if (action == "RESUME") {
-      n->drain = false;
-      n->reason.clear();
-      for (auto& g : n->gpus) {  // an admin resume also returns drained GPUs
-        if (!g.healthy) Log("node " + name + " GPU " + std::to_string(g.index) + " resumed by an administrator");
-        g.healthy = true;
-        g.health_reason.clear();
-      }
-      if (n->base == NodeBase::kDown && n->link) n->base = NodeBase::kUp;
-    } else if (action == "DOWN") {
-      n->base = NodeBase::kDown;
-      n->reason = reason;
-      n->reason_time = clock_->Now();
-      FailNodeJobs(*n, "node set DOWN: " + reason);
-    } else {
-      return InvalidArgument("unknown node action " + action);
-    }
-  }
   RequestSchedule();
   return Status::Ok();
 }
@@ -326,7 +283,7 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
     JobRecord* j = jobs_.Find(id);
     if (!j) continue;
     Log("job " + std::to_string(id) + " was running on " + info.node + " but the node does not report it");
-    if (j->spec.requeue && !j->cancel_requested) {
+    if ((j->spec.requeue || j->requeue_requested) && !j->cancel_requested) {
       nodes_.Release(*j);
       jobs_.MarkRequeued(id, "NodeFail", nullptr);
     } else {
@@ -383,7 +340,7 @@ void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Fini
     ack();  // a stale report (e.g. from a node declared dead before the job was requeued)
     return;
   }
-  if (requeue_on_finish_.erase(id)) {
+  if (j->requeue_requested) {
     nodes_.Release(*j);
     jobs_.MarkRequeued(id, "Requeued by user", [ack](const Status&) { ack(); });
     RequestSchedule();
@@ -451,7 +408,7 @@ void Controller::OnDisconnect(const std::string& node, const NodeLink* link) {
   }
 }
 
-void Controller::SignalJob(NodeRuntime& n, uint64_t id, int signal) {
+void Controller::SendToNode(NodeRuntime& n, uint64_t id, int signal) {
   auto it = awaiting_launch_.find(id);
   if (it != awaiting_launch_.end()) {
     it->second.push_back(signal);
@@ -478,10 +435,18 @@ void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t s
   if (state == JobState::kCompleted) stats_.jobs_completed++;
   else if (state == JobState::kCancelled) stats_.jobs_cancelled++;
   else stats_.jobs_failed++;
+  // An end that could not be recorded is undone in memory (the node resends its report, or
+  // the job is found again at the next failure): memory never runs ahead of the disk.
+  bool was_running = j.State() == JobState::kRunning || j.State() == JobState::kSuspended;
   nodes_.Release(j);
-  jobs_.MarkFinished(j.job_id, state, code, sig, end, msg, [after_durable](const Status& st) {
-    if (st.ok() && after_durable) after_durable();
-  });
+  jobs_.MarkFinished(j.job_id, state, code, sig, end, msg,
+                     [this, after_durable, before = j, was_running](const Status& st) {
+                       if (!st.ok()) {
+                         core_->Post([this, before, was_running] { UndoFinish(before, was_running); });
+                         return;
+                       }
+                       if (after_durable) after_durable();
+                     });
   RequestSchedule();
 }
 
@@ -492,7 +457,7 @@ void Controller::FailNodeJobs(NodeRuntime& n, const std::string& why) {
     if (!j || IsFinished(j->State())) continue;
     if (j->cancel_requested) {
       FinishJob(*j, JobState::kCancelled, 0, 0, 0, why, nullptr);
-    } else if (j->spec.requeue) {
+    } else if (j->spec.requeue || j->requeue_requested) {
       nodes_.Release(*j);
       jobs_.MarkRequeued(id, "NodeFail", nullptr);
     } else {
@@ -562,17 +527,22 @@ void Controller::RunCycle() {
     JobRecord* j = jobs_.Find(d.job_id);
     if (!j || j->State() != JobState::kPending || j->held || !SchedBridge::StillFits(d.placement, nodes_)) continue;
     uint64_t id = d.job_id;
-    // Launch once the start is durable, so a restarted controller never forgets a launch.
+    // Launch once the start is durable, so a restarted controller never forgets a launch. A
+    // start that could not be recorded is undone in memory (the job pends again, as on disk).
     // Signals for the job (a cancel right after submission) wait until the launch is sent.
     awaiting_launch_[id].clear();
-    jobs_.MarkStarted(id, SchedBridge::ToAlloc(d.placement), [this, id](const Status& st) {
-      core_->Post([this, id, ok = st.ok()] {
+    jobs_.MarkStarted(id, SchedBridge::ToAlloc(d.placement), [this, id, before = *j](const Status& st) {
+      core_->Post([this, id, before, ok = st.ok()] {
         auto it = awaiting_launch_.find(id);
         if (it == awaiting_launch_.end()) return;
         std::vector<int> signals = std::move(it->second);
         awaiting_launch_.erase(it);
+        if (!ok) {
+          UndoStart(before);
+          return;
+        }
         JobRecord* job = jobs_.Find(id);
-        if (!ok || !job || job->State() != JobState::kRunning) return;
+        if (!job || job->State() != JobState::kRunning) return;
         auto payload = store_->LoadPayload(id);
         if (!payload.ok()) {
           FinishJob(*job, JobState::kFailed, 1, 0, 0, "cannot launch: " + payload.status().message(), nullptr);

@@ -93,12 +93,17 @@ class Controller {
     uint32_t cpus = 0;
   };
   WhatIf WouldStart(const JobRecord& draft);
+  // Cancel (signal 0) is durable before it is acknowledged or sent to a node: on a failed
+  // commit the job is unchanged and the store's error is returned. CancelMany commits all its
+  // cancels in one transaction and answers per id (in order). A signal changes no state.
   Status Cancel(uint64_t id, const Caller& c, int signal);
+  std::vector<Status> CancelMany(const std::vector<uint64_t>& ids, const Caller& c, int signal);
   Status Requeue(uint64_t id, const Caller& c);
   // Admins: stop (SIGSTOP) or continue (SIGCONT) a running job's processes.
   Status Suspend(uint64_t id, const Caller& c, bool suspend);
   // Field updates; a new partition must exist and admit the job's time limit.
   Status UpdateJob(uint64_t id, const Caller& c, const JobUpdate& u);
+  // Drain/down/resume; the node state is stored (node_state) before it changes in memory.
   Status UpdateNode(const std::string& name, const std::string& action, const std::string& reason);
   // trun: lays a step out over a running job's nodes, grants it to those nodes, records it.
   struct StepReply {
@@ -138,10 +143,17 @@ class Controller {
   void RunCycle();
   void CheckNodes();
   void FailNodeJobs(NodeRuntime& n, const std::string& why);
+  Status SignalJob(uint64_t id, const Caller& c, int signal);
+  // After a durable cancel_requested: signal the job's node, or end the job if it is away.
+  void StopCancelledJob(uint64_t id);
+  // A start whose commit failed: release its nodes and put `before` (the pending record) back.
+  void UndoStart(const JobRecord& before);
+  // An end whose commit failed: put `before` back (and its allocation, if it ran).
+  void UndoFinish(const JobRecord& before, bool was_running);
   // Sends `signal` (0 = cancel) for job `id` to its node (`n.link` set), or, while the job's
   // launch waits for its durable start, queues it to follow the launch: a signal that reached
   // the node before the launch would be dropped there and the job would run on.
-  void SignalJob(NodeRuntime& n, uint64_t id, int signal);
+  void SendToNode(NodeRuntime& n, uint64_t id, int signal);
   void FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
                  const std::string& msg, std::function<void()> after_durable);
   void Tick();
@@ -163,7 +175,6 @@ class Controller {
   JobManager jobs_;
   NodeTable nodes_;
   CtldStats stats_;
-  std::set<uint64_t> requeue_on_finish_;
   // Jobs started whose launch is not sent yet (start not durable yet) -> signals to send after it.
   std::map<uint64_t, std::vector<int>> awaiting_launch_;
   std::map<std::pair<uint64_t, uint32_t>, StepRecord> steps_;  // running steps

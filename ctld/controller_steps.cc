@@ -33,7 +33,9 @@ Result<Controller::StepReply> Controller::CreateStep(uint64_t job_id, const Call
   step.ntasks = reply.ntasks;
   step.ncpus = reply.ntasks * std::max<uint32_t>(1, req.cpus_per_task);
   step.start_time = clock_->Now();
-  step.step_id = jobs_.AddStep(job_id, step);
+  auto step_id = jobs_.AddStep(job_id, step);  // durable before any node hears of it
+  if (!step_id.ok()) return step_id.status();
+  step.step_id = *step_id;
   reply.step_id = step.step_id;
   reply.master_port = static_cast<uint32_t>(20000 + (job_id * 16 + step.step_id) % 30000);
   for (size_t i = 0; i < reply.layout.size(); ++i) {
@@ -58,7 +60,7 @@ Status Controller::CompleteStep(uint64_t job_id, uint32_t step_id, const Caller&
   s.exit_code = exit_code;
   s.exit_signal = exit_signal;
   s.end_time = clock_->Now();
-  jobs_.FinishStep(s);
+  TESSERA_RETURN_IF_ERROR(jobs_.FinishStepDurably(s));
   steps_.erase(it);
   return Status::Ok();
 }

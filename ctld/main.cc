@@ -1,5 +1,5 @@
 // tessera-ctld: the central controller.
-//   tessera-ctld [-f tessera.conf] [--check-config]
+//   tessera-ctld [-f tessera.conf] [--check-config] [--init-state]
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <malloc.h>
@@ -21,6 +21,7 @@
 #include "ctld/rpc/authz.h"
 #include "ctld/rpc/controller_service.h"
 #include "ctld/rpc/local_server.h"
+#include "ctld/state/state_file.h"
 #include "ctld/state/store.h"
 #include "rpc/grpc_util.h"
 #include "rpc/message_limits.h"
@@ -32,9 +33,11 @@ using tessera::ClusterConfig;
 namespace {
 
 void Usage() {
-  std::cout << "usage: tessera-ctld [-f CONFIG] [--check-config]\n"
+  std::cout << "usage: tessera-ctld [-f CONFIG] [--check-config] [--init-state]\n"
                "  -f CONFIG        configuration file (default $TESSERA_CONF or /etc/tessera/tessera.conf)\n"
                "  --check-config   validate the configuration (and gres.conf) and exit\n"
+               "  --init-state     take an existing empty (0-byte or table-less) state database as a\n"
+               "                   new cluster; without it only an absent file starts a new state\n"
                "  -V, --version    print the version\n";
 }
 
@@ -48,10 +51,12 @@ int main(int argc, char** argv) {
   mallopt(M_ARENA_MAX, 2);
   std::string conf = tessera::DefaultConfigPath();
   bool check_only = false;
+  tc::StoreOptions store_opts;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-f" && i + 1 < argc) conf = argv[++i];
     else if (a == "--check-config") check_only = true;
+    else if (a == "--init-state") store_opts.init_state = true;
     else if (a == "-D") continue;  // foreground is the only mode
     else if (a == "-V" || a == "--version") { std::cout << "tessera-ctld 0.1.0\n"; return 0; }
     else if (a == "-h" || a == "--help") { Usage(); return 0; }
@@ -76,10 +81,17 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::error_code ec;
-  std::filesystem::create_directories((*cfg)->state_dir, ec);
+  // State files are private whatever the umask (job scripts and environments hold secrets):
+  // directory 0700, database, -wal and -shm 0600 (also set explicitly by Store::Open).
+  umask(077);
+  bool tightened = false;
+  if (tessera::Status st = tc::PrepareStateDir((*cfg)->state_dir, &tightened); !st.ok()) {
+    std::cerr << "tessera-ctld: " << st.message() << "\n";
+    return 1;
+  }
+  if (tightened) tc::Log("state directory " + (*cfg)->state_dir + " was readable by others: now mode 0700");
   std::string db = (*cfg)->state_dir + "/tessera.db";
-  auto store = tc::Store::Open(db);
+  auto store = tc::Store::Open(db, store_opts);
   if (!store.ok()) {
     std::cerr << "tessera-ctld: " << store.status().message() << "\n";
     return 1;
@@ -99,6 +111,7 @@ int main(int argc, char** argv) {
     std::cerr << "tessera-ctld: cannot start: " << st.message() << "\n";
     return 1;  // ~Core stops the core thread
   }
+  if (rec->created) tc::Log("created a new, empty state database " + db);
   tc::Log("recovered " + std::to_string(rec->active_jobs.size()) + " active jobs from " + db +
           "; next job id " + std::to_string(std::max<uint64_t>(rec->max_job_id + 1, rec->reserved_job_id)));
 

@@ -21,7 +21,8 @@
   X(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)       \
   X(CreateStep, CreateStepRequest, CreateStepResponse)          \
   X(CompleteStep, CompleteStepRequest, CompleteStepResponse)    \
-  X(ConfigureMig, ConfigureMigRequest, ConfigureMigResponse)
+  X(ConfigureMig, ConfigureMigRequest, ConfigureMigResponse)    \
+  X(Backup, BackupRequest, BackupResponse)
 
 // Declares `Result<pb::Resp> Name(const pb::Req&) override;` in a ControllerApi implementation.
 #define TESSERA_CONTROLLER_API_OVERRIDE(Name, Req, Resp) \

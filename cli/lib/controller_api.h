@@ -54,6 +54,10 @@ class ControllerApi {
     (void)req;
     return Status(Code::kUnimplemented, "ConfigureMig is not implemented by " + Target());
   }
+  virtual Result<pb::BackupResponse> Backup(const pb::BackupRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "Backup is not implemented by " + Target());
+  }
 };
 
 }  // namespace tessera::cli

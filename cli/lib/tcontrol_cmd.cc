@@ -42,6 +42,9 @@ Commands:
   drain HOSTLIST Reason=TEXT    the same as update node HOSTLIST State=DRAIN Reason=TEXT
   resume HOSTLIST               the same as update node HOSTLIST State=RESUME
   reconfigure                   make the controller re-read its configuration files
+  backup FILE                   online backup of the controller's state database to FILE
+                                (a new file on the controller's host; administrators); jobs
+                                keep flowing meanwhile. Restore: docs/admin-guide.md
   ping                          check that the controller answers
   sdiag                         scheduler and RPC statistics (as sdiag)
   version                       show the version
@@ -394,6 +397,20 @@ bool AllJobIds(const std::vector<std::string>& words) {
   return true;
 }
 
+// backup FILE (admins): the controller writes FILE on its own host; a relative FILE is taken
+// relative to this command's directory (the same path when run on the controller's host).
+int Backup(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
+  if (a.words.size() != 2 || a.words[1].empty()) return Fail(ctx, "usage: tcontrol backup FILE");
+  std::string path = a.words[1];
+  if (path[0] != '/') path = ctx.cwd + "/" + path;
+  pb::BackupRequest req;
+  req.set_path(path);
+  auto resp = api.Backup(req);
+  if (!resp.ok()) return Fail(ctx, "backup: " + resp.status().message());
+  *ctx.out << "backup written to " << resp->path() << " (" << resp->bytes() << " bytes)\n";
+  return 0;
+}
+
 int Dispatch(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
   std::string cmd = ToLower(a.words[0]);
   if (cmd == "suspend") return JobAction(ctx, api, a, pb::UpdateJobRequest::SUSPEND);
@@ -408,6 +425,7 @@ int Dispatch(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
   if (cmd == "drain") return DrainOrResume(ctx, api, a, true);
   if (cmd == "resume") return DrainOrResume(ctx, api, a, false);
   if (cmd == "ping") return Ping(ctx, api);
+  if (cmd == "backup") return Backup(ctx, api, a);
   if (cmd == "reconfigure") {
     auto resp = api.Reconfigure({});
     if (!resp.ok()) return Fail(ctx, resp.status().message());
@@ -420,7 +438,7 @@ int Dispatch(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
 bool KnownCommand(const std::string& cmd) {
   static const char* kCommands[] = {"show", "hold", "release", "requeue", "update",
                                     "drain", "resume", "ping", "reconfigure", "suspend",
-                                    "sdiag", "qos"};
+                                    "sdiag", "qos", "backup"};
   return std::any_of(std::begin(kCommands), std::end(kCommands),
                      [&](const char* c) { return cmd == c; });
 }

@@ -108,6 +108,7 @@ struct JobRecord {
   uint32_t array_task_id = 0;
   uint32_t array_max_running = 0;
   uint32_t next_step_id = 0;   // trun steps: 0, 1, 2, ...
+  bool requeue_requested = false;  // requeue (not end) when the running job reports its end
   // Memory only (not described, so never persisted): the backfill reservation's start time.
   int64_t expected_start = 0;
 
@@ -120,7 +121,8 @@ BOOST_DESCRIBE_STRUCT(JobRecord, (),
                       (job_id, spec, uid, gid, user, submit_host, state, reason, held, priority,
                        submit_time, eligible_time, start_time, end_time, exit_code, exit_signal,
                        alloc, requeue_count, partition, time_limit_s, cancel_requested, message,
-                       array_job_id, array_task_id, array_max_running, next_step_id))
+                       array_job_id, array_task_id, array_max_running, next_step_id,
+                       requeue_requested))
 
 // Event types. Each documents the detail fields it carries.
 namespace event {
@@ -129,6 +131,7 @@ inline constexpr char kHeld[] = "held";              // {}
 inline constexpr char kReleased[] = "released";      // {}
 inline constexpr char kStarted[] = "started";        // {alloc, start_time}
 inline constexpr char kCancelRequested[] = "cancel_requested";  // {}
+inline constexpr char kRequeueRequested[] = "requeue_requested";  // {}: requeue when it ends
 inline constexpr char kFinished[] = "finished";      // {state, exit_code, exit_signal, end_time, message}
 inline constexpr char kRequeued[] = "requeued";      // {reason}: back to PENDING, requeue_count+1
 inline constexpr char kUpdated[] = "updated";        // {time_limit_s?, priority?, nice?, comment?,

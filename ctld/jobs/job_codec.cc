@@ -120,6 +120,8 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       r.reason = "None";
     } else if (e.type == event::kCancelRequested) {
       r.cancel_requested = true;
+    } else if (e.type == event::kRequeueRequested) {
+      r.requeue_requested = true;
     } else if (e.type == event::kFinished) {
       r.state = d.at("state").to_number<int>();
       r.exit_code = d.at("exit_code").to_number<int32_t>();
@@ -136,6 +138,7 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       r.start_time = 0;
       r.end_time = 0;
       r.cancel_requested = false;
+      r.requeue_requested = false;
       r.reason = json::value_to<std::string>(d.at("reason"));
       r.eligible_time = e.time;
     } else if (e.type == event::kUpdated) {

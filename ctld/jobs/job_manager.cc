@@ -25,16 +25,20 @@ uint64_t JobManager::NextId(Batch* b) {
   return next_id_++;
 }
 
-void JobManager::Transition(JobRecord& r, const char* type, const std::string& detail, Batch* b) {
-  JobEvent e{++seq_, r.job_id, clock_->Now(), type, detail};
+void JobManager::Install(JobRecord& r, JobRecord next) {
   bool was_finished = IsFinished(r.State());
-  auto next = Apply(r, e);
-  if (next.ok()) r = std::move(*next);
+  r = std::move(next);
   if (was_finished && !IsFinished(r.State())) {  // requeue of a finished job: active again
     auto at = std::lower_bound(active_.begin(), active_.end(), r.job_id,
                                [](const JobRecord* a, uint64_t v) { return a->job_id < v; });
     if (at == active_.end() || (*at)->job_id != r.job_id) active_.insert(at, &r);
   }
+}
+
+void JobManager::Transition(JobRecord& r, const char* type, const std::string& detail, Batch* b) {
+  JobEvent e{++seq_, r.job_id, clock_->Now(), type, detail};
+  auto next = Apply(r, e);
+  if (next.ok()) Install(r, std::move(*next));
   b->AddEvent(e);
   if (IsFinished(r.State())) {
     b->ArchiveJob(r);
@@ -160,16 +164,47 @@ Status NotYours(uint64_t id) {
 Status Missing(uint64_t id) { return NotFound("Invalid job id specified: " + std::to_string(id)); }
 }  // namespace
 
+Status JobManager::CommitTransitions(const std::vector<Planned>& plans, Batch extra) {
+  if (plans.empty()) return Status::Ok();
+  Batch b;
+  std::vector<std::pair<JobEvent, JobRecord>> next;  // in plan order
+  next.reserve(plans.size());                        // (so pointers into it stay valid)
+  std::map<uint64_t, const JobRecord*> latest;       // a job planned twice builds on its plan
+  uint64_t seq = seq_;
+  for (const auto& p : plans) {
+    JobRecord* r = Find(p.id);
+    if (!r) return NotFound("Invalid job id specified: " + std::to_string(p.id));
+    auto it = latest.find(p.id);
+    const JobRecord& from = it == latest.end() ? *r : *it->second;
+    JobEvent e{++seq, p.id, clock_->Now(), p.type, p.detail};
+    auto rec = Apply(from, e);
+    if (!rec.ok()) return rec.status();
+    b.AddEvent(e);
+    if (IsFinished(rec->State())) b.ArchiveJob(*rec);
+    else b.PutJob(*rec);
+    next.emplace_back(std::move(e), std::move(*rec));
+    latest[p.id] = &next.back().second;
+  }
+  b.Append(std::move(extra));
+  // The core thread waits for this one commit: nothing else moves meanwhile, so the records
+  // computed above are still the ones to replace.
+  TESSERA_RETURN_IF_ERROR(store_->CommitSync(std::move(b)));
+  seq_ = seq;
+  for (auto& [e, rec] : next) {
+    JobRecord& r = *Find(e.job_id);
+    Install(r, std::move(rec));
+    if (listener_) listener_(e, r);
+  }
+  return Status::Ok();
+}
+
 Status JobManager::Hold(uint64_t id, const Caller& c) {
   JobRecord* r = Find(id);
   if (!r) return Missing(id);
   if (!c.MayControl(*r)) return NotYours(id);
   if (r->State() != JobState::kPending) return FailedPrecondition("Job " + std::to_string(id) + " is not pending");
   if (r->held) return Status::Ok();
-  Batch b;
-  Transition(*r, event::kHeld, "{}", &b);
-  CommitBatch(std::move(b), nullptr);
-  return Status::Ok();
+  return CommitTransitions({{id, event::kHeld, "{}"}});
 }
 
 Status JobManager::Release(uint64_t id, const Caller& c) {
@@ -177,10 +212,7 @@ Status JobManager::Release(uint64_t id, const Caller& c) {
   if (!r) return Missing(id);
   if (!c.MayControl(*r)) return NotYours(id);
   if (r->State() != JobState::kPending || !r->held) return FailedPrecondition("Job " + std::to_string(id) + " is not held");
-  Batch b;
-  Transition(*r, event::kReleased, "{}", &b);
-  CommitBatch(std::move(b), nullptr);
-  return Status::Ok();
+  return CommitTransitions({{id, event::kReleased, "{}"}});
 }
 
 Status JobManager::Update(uint64_t id, const Caller& c, const JobUpdate& u) {
@@ -197,27 +229,31 @@ Status JobManager::Update(uint64_t id, const Caller& c, const JobUpdate& u) {
     return PermissionDenied("only operators and administrators may set a negative nice value");
   if ((!u.partition.empty() || u.num_nodes) && r->State() != JobState::kPending)
     return FailedPrecondition("Job " + std::to_string(id) + " is not pending: its partition and node count are fixed");
-  Batch b;
-  Transition(*r, event::kUpdated, UpdatedDetail(u), &b);
-  CommitBatch(std::move(b), nullptr);
-  return Status::Ok();
+  return CommitTransitions({{id, event::kUpdated, UpdatedDetail(u)}});
 }
 
-Status JobManager::Cancel(uint64_t id, const Caller& c, bool* needs_signal) {
+Status JobManager::PlanCancel(uint64_t id, const Caller& c, Planned* plan, bool* needs_signal) {
   *needs_signal = false;
   JobRecord* r = Find(id);
   if (!r) return Missing(id);
   if (!c.MayControl(*r)) return NotYours(id);
   if (IsFinished(r->State())) return FailedPrecondition("Job/step already completing or completed");
-  Batch b;
   if (r->State() == JobState::kPending) {
-    Transition(*r, event::kFinished, FinishedDetail(JobState::kCancelled, 0, 0, clock_->Now(), "cancelled by uid " + std::to_string(c.uid)), &b);
+    *plan = {id, event::kFinished,
+             FinishedDetail(JobState::kCancelled, 0, 0, clock_->Now(), "cancelled by uid " + std::to_string(c.uid))};
   } else {
-    Transition(*r, event::kCancelRequested, "{}", &b);
+    *plan = {id, event::kCancelRequested, "{}"};
     *needs_signal = true;
   }
-  CommitBatch(std::move(b), nullptr);
   return Status::Ok();
+}
+
+Status JobManager::Cancel(uint64_t id, const Caller& c, bool* needs_signal) {
+  Planned plan;
+  TESSERA_RETURN_IF_ERROR(PlanCancel(id, c, &plan, needs_signal));
+  Status st = CommitTransitions({plan});
+  if (!st.ok()) *needs_signal = false;
+  return st;
 }
 
 void JobManager::MarkStarted(uint64_t id, std::vector<NodeAlloc> alloc, Done done) {
@@ -248,14 +284,21 @@ void JobManager::MarkRequeued(uint64_t id, const std::string& reason, Done done)
   CommitBatch(std::move(b), std::move(done));
 }
 
-uint32_t JobManager::AddStep(uint64_t id, StepRecord step) {
+Result<uint32_t> JobManager::AddStep(uint64_t id, StepRecord step) {
   JobRecord* r = Find(id);
+  if (!r) return NotFound("Invalid job id specified: " + std::to_string(id));
   step.step_id = r->next_step_id;
-  Batch b;
-  Transition(*r, event::kStepCreated, "{\"step_id\":" + std::to_string(step.step_id) + "}", &b);
-  b.PutStep(step);
-  CommitBatch(std::move(b), nullptr);
+  Batch row;
+  row.PutStep(step);
+  TESSERA_RETURN_IF_ERROR(CommitTransitions(
+      {{id, event::kStepCreated, "{\"step_id\":" + std::to_string(step.step_id) + "}"}}, std::move(row)));
   return step.step_id;
+}
+
+Status JobManager::FinishStepDurably(const StepRecord& step) {
+  Batch b;
+  b.PutStep(step);
+  return store_->CommitSync(std::move(b));
 }
 
 void JobManager::FinishStep(const StepRecord& step) {
@@ -264,12 +307,12 @@ void JobManager::FinishStep(const StepRecord& step) {
   CommitBatch(std::move(b), nullptr);
 }
 
-void JobManager::MarkSuspended(uint64_t id, bool suspended) {
-  JobRecord* r = Find(id);
-  if (!r) return;
-  Batch b;
-  Transition(*r, suspended ? event::kSuspended : event::kResumed, "{}", &b);
-  CommitBatch(std::move(b), nullptr);
+Status JobManager::MarkSuspended(uint64_t id, bool suspended) {
+  return CommitTransitions({{id, suspended ? event::kSuspended : event::kResumed, "{}"}});
+}
+
+void JobManager::Restore(const JobRecord& before) {
+  if (JobRecord* r = Find(before.job_id)) Install(*r, before);
 }
 
 void JobManager::SetReason(uint64_t id, const std::string& reason, int64_t expected_start) {

@@ -1,8 +1,18 @@
 #pragma once
 // Owns every job the controller knows: the in-memory table, id allocation and all transitions.
-// Core thread only. Every transition goes through Transition(): it builds a JobEvent, applies
-// it with the pure Apply(), and adds event + record to one store Batch, so memory and disk move
-// together. Jobs become visible to the scheduler only once their submission is durable.
+// Core thread only. Every transition builds a JobEvent, applies it with the pure Apply(), and
+// puts event + record in one store Batch, so memory and disk move together. Jobs become visible
+// to the scheduler only once their submission is durable.
+//
+// Two kinds of transitions:
+//  - acknowledged changes (Hold, Release, Update, Cancel, CommitTransitions: what users and
+//    admins ask for) are durable before they are visible: the next record is computed on a
+//    copy, the batch committed (the core thread waits for that one commit), and only on success
+//    is memory changed and the listener told. On failure memory is unchanged and the store's
+//    error ("state database write failed: <cause>") is returned, for the RPC to answer.
+//  - internal ones (MarkStarted, MarkFinished, MarkRequeued, ...) change memory at once and
+//    commit in the background (group commit); their `done` runs after the commit, and whatever
+//    they trigger outside (a launch, a FinishedAck to the node) waits for it.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -58,6 +68,21 @@ class JobManager {
   const std::vector<const JobRecord*>& active();
   bool IsDurable(uint64_t id) const { return !in_flight_.count(id); }
 
+  // One acknowledged transition: event `type` with `detail` for job `id`.
+  struct Planned {
+    uint64_t id = 0;
+    const char* type = "";
+    std::string detail;
+  };
+  // Commits the events of `plans` in ONE transaction and waits until it is durable; then puts
+  // the new records in memory (in order; a job may appear twice) and tells the listener. On
+  // failure nothing changes in memory and the error is returned. Every id must be Find()able.
+  // `extra` (e.g. a step row) is written in the same transaction.
+  Status CommitTransitions(const std::vector<Planned>& plans, Batch extra = {});
+  // Checks that `c` may cancel job `id` and plans it: a pending job ends CANCELLED, a running
+  // one gets cancel_requested (*needs_signal: the caller signals its node after the commit).
+  Status PlanCancel(uint64_t id, const Caller& c, Planned* plan, bool* needs_signal);
+
   Status Hold(uint64_t id, const Caller& c);
   Status Release(uint64_t id, const Caller& c);
   Status Update(uint64_t id, const Caller& c, const JobUpdate& u);
@@ -71,14 +96,20 @@ class JobManager {
   // end_time 0 = now.
   void MarkFinished(uint64_t id, JobState state, int32_t exit_code, int32_t exit_signal,
                     int64_t end_time, const std::string& message, Done done);
-  // Allocates the job's next step id and records the step (accounting) durably.
-  uint32_t AddStep(uint64_t id, StepRecord step);
+  // Allocates the job's next step id and records the step (accounting), durably before it
+  // returns (the caller grants the step to nodes only then).
+  Result<uint32_t> AddStep(uint64_t id, StepRecord step);
   // Records a step's end.
   void FinishStep(const StepRecord& step);
-  // RUNNING <-> SUSPENDED (the caller signals the node).
-  void MarkSuspended(uint64_t id, bool suspended);
+  // The same, durable before it returns (CompleteStep answers only then).
+  Status FinishStepDurably(const StepRecord& step);
+  // RUNNING <-> SUSPENDED, durably (an acknowledged change; the caller signals the node after).
+  Status MarkSuspended(uint64_t id, bool suspended);
   // Requeue (node failure of a requeueable job, or user request): back to PENDING.
   void MarkRequeued(uint64_t id, const std::string& reason, Done done);
+  // Puts `before` back in memory as the job's record (a transition whose commit failed and
+  // that nothing outside has acted on). Memory only: the disk never had the failed change.
+  void Restore(const JobRecord& before);
   // Pending reason (memory only: reasons are recomputed every cycle).
   void SetReason(uint64_t id, const std::string& reason, int64_t expected_start = 0);
 
@@ -88,6 +119,8 @@ class JobManager {
 
  private:
   void Transition(JobRecord& r, const char* type, const std::string& detail, Batch* b);
+  // Puts `next` in place of job r (keeps the active index right when a job becomes active again).
+  void Install(JobRecord& r, JobRecord next);
   void CommitBatch(Batch b, Done done);
   uint64_t NextId(Batch* b);
   void Reindex();  // rebuilds ordered_ and active_ from jobs_

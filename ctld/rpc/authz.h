@@ -9,7 +9,7 @@
 //                        for the job's user or root)
 //   UpdateJob SUSPEND/RESUME  admins
 //   Diagnostics          anyone with a valid credential
-//   UpdateNode, Reconfigure, ConfigureMig   admins (root, the cluster user, TesseraAdmins)
+//   UpdateNode, Reconfigure, ConfigureMig, Backup   admins (root, the cluster user, TesseraAdmins)
 //   NodeAgent.Connect    the cluster user (TesseraUser/SlurmUser) or root
 //
 // Every refusal is logged with method, peer and reason.

@@ -324,8 +324,10 @@ grpc::Status ControllerService::CancelJob(grpc::ServerContext* ctx, const v1::Ca
       bool self_done = self && IsFinished(self->State());
       if (expanded.size() == before || !self_done) expanded.push_back(id);
     }
-    for (uint64_t id : expanded) {
-      Status s = ctl_->Cancel(id, *caller, req->signal());
+    std::vector<Status> results = ctl_->CancelMany(expanded, *caller, req->signal());
+    for (size_t i = 0; i < expanded.size(); ++i) {
+      uint64_t id = expanded[i];
+      const Status& s = results[i];
       if (s.ok()) {
         resp->add_cancelled(id);
       } else {
@@ -583,6 +585,21 @@ grpc::Status ControllerService::ConfigureMig(grpc::ServerContext* ctx, const v1:
   ToProto(*r, resp->mutable_gpu());
   Log("MIG layout of " + req->node() + " GPU " + std::to_string(req->gpu_index()) + " changed by uid " +
       std::to_string(caller->uid));
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerService::Backup(grpc::ServerContext* ctx, const v1::BackupRequest* req,
+                                       v1::BackupResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "Backup");
+  auto caller = Check(ctx, "Backup", Role::kAdmin);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  auto r = store_->Backup(req->path());  // off the core thread: jobs keep flowing
+  Log("backup of the state to " + req->path() + " by uid " + std::to_string(caller->uid) + ": " +
+      (r.ok() ? std::to_string(r->bytes) + " bytes" : r.status().message()));
+  if (!r.ok()) return ToGrpc(r.status());
+  resp->set_path(r->path);
+  resp->set_pages(r->pages);
+  resp->set_bytes(r->bytes);
   return grpc::Status::OK;
 }
 

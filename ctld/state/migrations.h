@@ -36,6 +36,11 @@ inline const std::vector<const char*>& Migrations() {
                               start_time INTEGER NOT NULL, end_time INTEGER NOT NULL,
                               PRIMARY KEY (job_id, step_id));
       )sql",
+      // 4: administrators' node states (drain/down, reason) survive a restart.
+      R"sql(
+      CREATE TABLE node_state (name TEXT PRIMARY KEY, drain INTEGER NOT NULL, down INTEGER NOT NULL,
+                               reason TEXT NOT NULL, reason_time INTEGER NOT NULL);
+      )sql",
   };
   return kMigrations;
 }

@@ -5,7 +5,9 @@
 
 #include "common/env_block.h"
 #include "ctld/jobs/job_codec.h"
+#include "ctld/log.h"
 #include "ctld/state/migrations.h"
+#include "ctld/state/state_file.h"
 
 namespace tessera::ctld {
 namespace {
@@ -90,47 +92,76 @@ void Batch::AddEvent(const JobEvent& e) {
   ops_.push_back({Kind::kEvent, e.job_id, e.type, e.detail, static_cast<int64_t>(e.seq), e.time, {}, {}, {}});
 }
 
+void Batch::PutNodeState(const NodeStateRow& n) {
+  ops_.push_back({Kind::kNode, 0, n.name, n.reason, (n.drain ? 1 : 0) | (n.down ? 2 : 0), n.reason_time,
+                  {}, {}, {}});
+}
+
+void Batch::Append(Batch other) {
+  for (auto& op : other.ops_) ops_.push_back(std::move(op));
+}
+
 void Batch::SetMeta(const std::string& key, const std::string& value) {
   ops_.push_back({Kind::kMeta, 0, key, value, 0, 0, {}, {}, {}});
 }
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
-  sqlite3* w = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &w, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-    std::string msg = w ? sqlite3_errmsg(w) : "out of memory";
-    sqlite3_close(w);
-    return Unavailable("cannot open state database " + path + ": " + msg);
+namespace {
+
+// Runs `sql` on `db`; an error names the file.
+Status ExecOn(sqlite3* db, const std::string& path, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : sqlite3_errmsg(db);
+    sqlite3_free(err);
+    return Internal(path + ": " + m);
   }
-  auto exec = [&](const char* sql) -> Status {
-    char* err = nullptr;
-    if (sqlite3_exec(w, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string m = err ? err : "?";
-      sqlite3_free(err);
-      return Internal(path + ": " + m);
-    }
-    return Status::Ok();
-  };
-  // cache_size: 256 KiB of page cache instead of SQLite's 2 MiB default (inserts touch only the
-  // right edge of the tables; controller memory per job, issue #6).
-  Status st = exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
-                   "PRAGMA cache_size=-256;");
-  sqlite3_busy_timeout(w, 5000);
+  return Status::Ok();
+}
+
+// Brings the schema of `w` to the newest migration; refuses a newer one.
+Status Migrate(sqlite3* w, const std::string& path) {
   int version = 0;
-  if (st.ok()) {
+  {
     Stmt s(w, "PRAGMA user_version");
     if (s.ok() && s.Step() == SQLITE_ROW) version = static_cast<int>(s.Int(0));
   }
   const auto& migs = Migrations();
-  if (st.ok() && version > static_cast<int>(migs.size())) {
-    st = FailedPrecondition(path + " has schema version " + std::to_string(version) +
-                            ", newer than this tessera-ctld supports (" +
-                            std::to_string(migs.size()) + "); refusing to start");
-  }
-  for (int v = version; st.ok() && v < static_cast<int>(migs.size()); ++v) {
+  if (version > static_cast<int>(migs.size()))
+    return FailedPrecondition(path + " has schema version " + std::to_string(version) +
+                              ", newer than this tessera-ctld supports (" +
+                              std::to_string(migs.size()) + "); refusing to start");
+  for (int v = version; v < static_cast<int>(migs.size()); ++v) {
     std::string sql = std::string("BEGIN;") + migs[v] + "PRAGMA user_version=" + std::to_string(v + 1) + "; COMMIT;";
-    st = exec(sql.c_str());
-    if (!st.ok()) (void)exec("ROLLBACK;");
+    Status st = ExecOn(w, path, sql.c_str());
+    if (!st.ok()) {
+      (void)ExecOn(w, path, "ROLLBACK;");
+      return st;
+    }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, StoreOptions opts) {
+  bool is_new = false;
+  TESSERA_RETURN_IF_ERROR(CheckBeforeOpen(path, opts.init_state, &is_new));
+  sqlite3* w = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &w, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    std::string msg = w ? sqlite3_errmsg(w) : "out of memory";
+    sqlite3_close(w);
+    return Unavailable("cannot open state database " + path + ": " + msg);
+  }
+  sqlite3_busy_timeout(w, 5000);
+  // Checked before any PRAGMA writes: a damaged or foreign file is left as it was found.
+  Status st = is_new ? Status::Ok() : CheckAfterOpen(w, path, opts.init_state);
+  // cache_size: 256 KiB of page cache instead of SQLite's 2 MiB default (inserts touch only the
+  // right edge of the tables; controller memory per job, issue #6).
+  if (st.ok())
+    st = ExecOn(w, path, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; "
+                         "PRAGMA cache_size=-256;");
+  if (st.ok()) st = Migrate(w, path);
+  if (st.ok()) st = MakePrivate(path);
   if (!st.ok()) {
     sqlite3_close(w);
     return st;
@@ -142,10 +173,11 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
     return Unavailable("cannot open state database for reading: " + path);
   }
   sqlite3_busy_timeout(r, 5000);
-  return std::unique_ptr<Store>(new Store(w, r, path));
+  return std::unique_ptr<Store>(new Store(w, r, path, is_new));
 }
 
-Store::Store(sqlite3* w, sqlite3* r, std::string path) : wdb_(w), rdb_(r), path_(std::move(path)) {
+Store::Store(sqlite3* w, sqlite3* r, std::string path, bool created)
+    : wdb_(w), rdb_(r), path_(std::move(path)), created_(created) {
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
@@ -197,6 +229,11 @@ Result<Recovered> Store::Load() {
   if (e.ok() && e.Step() == SQLITE_ROW) out.max_event_seq = static_cast<uint64_t>(e.Int(0));
   Stmt r(rdb_, "SELECT value FROM meta WHERE key='job_id_reserved'");
   if (r.ok() && r.Step() == SQLITE_ROW) out.reserved_job_id = std::stoull(r.Text(0));
+  Stmt n(rdb_, "SELECT name, drain, down, reason, reason_time FROM node_state ORDER BY name");
+  if (!n.ok()) return n.Error("load node states");
+  while (n.Step() == SQLITE_ROW)
+    out.nodes.push_back({n.Text(0), n.Int(1) != 0, n.Int(2) != 0, n.Text(3), n.Int(4)});
+  out.created = created_;
   return out;
 }
 
@@ -260,6 +297,13 @@ Status Store::ApplyBatch(const Batch& b) {
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write step"));
         break;
       }
+      case Batch::Kind::kNode: {
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO node_state(name, drain, down, reason, reason_time) "
+                            "VALUES(?,?,?,?,?)"));
+        s.Bind(1, op.a).Bind(2, op.n1 & 1).Bind(3, (op.n1 >> 1) & 1).Bind(4, op.b).Bind(5, op.n2);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write node state"));
+        break;
+      }
       case Batch::Kind::kMeta: {
         Stmt s(wdb_, Cached("INSERT OR REPLACE INTO meta(key, value) VALUES(?,?)"));
         s.Bind(1, op.a).Bind(2, op.b);
@@ -274,19 +318,32 @@ Status Store::ApplyBatch(const Batch& b) {
 void Store::WriterLoop() {
   while (true) {
     std::deque<Pending> work;
+    std::string injected;
     {
       std::unique_lock<std::mutex> l(mu_);
       cv_.wait(l, [this] { return stop_ || !queue_.empty(); });
       if (queue_.empty() && stop_) return;
       work.swap(queue_);
+      injected = fail_writes_;
     }
     Status st = Exec("BEGIN IMMEDIATE");
     for (auto& p : work) {
       if (!st.ok()) break;
       st = ApplyBatch(p.batch);
     }
-    if (st.ok()) st = Exec("COMMIT");
-    if (!st.ok()) (void)Exec("ROLLBACK");
+    if (st.ok() && !injected.empty()) st = Internal(injected);
+    std::string why = st.ok() ? "" : injected.empty() ? sqlite3_errmsg(wdb_) : injected;
+    if (st.ok()) {
+      st = Exec("COMMIT");
+      if (!st.ok()) why = sqlite3_errmsg(wdb_);
+    }
+    if (!st.ok()) {
+      (void)Exec("ROLLBACK");
+      // One status for every batch of the transaction: none of them is on disk.
+      st = Unavailable("state database write failed: " + why);
+      Log(st.message() + " (" + path_ + "): " + std::to_string(work.size()) +
+          " change(s) rolled back and refused");
+    }
     {
       std::lock_guard<std::mutex> l(mu_);
       stats_.transactions++;
@@ -295,6 +352,11 @@ void Store::WriterLoop() {
     for (auto& p : work)
       if (p.done) p.done(st);
   }
+}
+
+void Store::FailWritesForTest(std::string message) {
+  std::lock_guard<std::mutex> l(mu_);
+  fail_writes_ = std::move(message);
 }
 
 Result<std::vector<JobRecord>> Store::QueryAccounting(const AccountingFilter& f) {

@@ -2,12 +2,17 @@
 // Durable controller state in one SQLite database (WAL mode, synchronous=FULL).
 //
 // Contract:
-//  - Open() creates or migrates the schema (numbered migrations, PRAGMA user_version) and
-//    refuses a database written by a newer tessera-ctld.
+//  - Open() checks the file first (state_file.h): an absent file (or, with init_state, an empty
+//    one) becomes a new state; an existing file must be writable, pass SQLite's quick_check and
+//    hold a Tessera schema, else Open() refuses with a message naming the file and what to do.
+//    It then migrates the schema (numbered migrations, PRAGMA user_version), refuses a database
+//    written by a newer tessera-ctld, and leaves the database, -wal and -shm files mode 0600.
 //  - Commit() queues a Batch; a single writer thread commits every queued batch in ONE
 //    transaction (group commit: concurrent submissions share one fsync) and then calls each
 //    batch's callback with the outcome, in queue order, on the writer thread. A callback with OK
-//    means the batch is durable.
+//    means the batch is durable. A failed transaction is rolled back (nothing of it is on disk),
+//    logged, and every batch in it gets Unavailable("state database write failed: <SQLite's
+//    reason>"), e.g. "... database or disk is full".
 //  - Batches are applied in the order Commit() was called.
 //  - Reads (accounting, events) use a separate connection and are safe from any thread.
 #include <sqlite3.h>
@@ -28,7 +33,29 @@
 
 namespace tessera::ctld {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
+
+// The persisted part of a node's state (migration 4): set by UpdateNode, loaded at start.
+// A row with neither drain nor down set means "as the node reports" (resumed).
+struct NodeStateRow {
+  std::string name;
+  bool drain = false;
+  bool down = false;  // set DOWN by an administrator
+  std::string reason;
+  int64_t reason_time = 0;
+};
+
+struct StoreOptions {
+  // Take an existing zero-length (or table-less SQLite) file as a new, empty state. Without
+  // it such a file is refused: only an absent file becomes a new state implicitly.
+  bool init_state = false;
+};
+
+struct BackupInfo {
+  std::string path;
+  int64_t pages = 0;
+  int64_t bytes = 0;
+};
 
 // Writes that must become durable together.
 class Batch {
@@ -40,12 +67,16 @@ class Batch {
   void PutStep(const StepRecord& s);
   void AddEvent(const JobEvent& e);
   void SetMeta(const std::string& key, const std::string& value);
+  // An administrator's node state (drain/down and reason): what must survive a restart.
+  void PutNodeState(const NodeStateRow& n);
+  // Adds the writes of `other` after these.
+  void Append(Batch other);
   bool empty() const { return ops_.empty(); }
   size_t size() const { return ops_.size(); }
 
  private:
   friend class Store;
-  enum class Kind { kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep };
+  enum class Kind { kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep, kNode };
   struct Op {
     Kind kind;
     uint64_t id = 0;
@@ -63,6 +94,8 @@ struct Recovered {
   uint64_t max_job_id = 0;        // over active and archived jobs
   uint64_t reserved_job_id = 0;   // meta "job_id_reserved"
   uint64_t max_event_seq = 0;
+  std::vector<NodeStateRow> nodes;
+  bool created = false;  // Open() made a new state (absent file, or init_state)
 };
 
 struct AccountingFilter {
@@ -81,7 +114,7 @@ struct StoreStats {
 
 class Store {
  public:
-  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, StoreOptions opts = {});
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -97,9 +130,18 @@ class Store {
   Result<std::vector<StepRecord>> StepsForJobs(const std::vector<uint64_t>& job_ids);
   Result<std::vector<JobEvent>> EventsSince(uint64_t seq, size_t limit);
   StoreStats Stats() const;
+  const std::string& path() const { return path_; }
+  // Online backup (SQLite's backup API, state/backup.cc) of one consistent snapshot to `dest`,
+  // an absolute path that must not exist yet: every change acknowledged before the call is in
+  // it. Written to dest + ".tmp" (mode 0600), checked with integrity_check, fsynced, renamed.
+  // Safe from any thread; commits go on meanwhile.
+  Result<BackupInfo> Backup(const std::string& dest);
+  // Tests: while `message` is not empty every transaction fails (and rolls back) as if SQLite
+  // had answered it; the callbacks get the same status as for a real failure.
+  void FailWritesForTest(std::string message);
 
  private:
-  Store(sqlite3* w, sqlite3* r, std::string path);
+  Store(sqlite3* w, sqlite3* r, std::string path, bool created);
   void WriterLoop();
   Status ApplyBatch(const Batch& b);
   Status Exec(const char* sql);
@@ -124,6 +166,8 @@ class Store {
   };
   std::deque<Pending> queue_;
   bool stop_ = false;
+  bool created_ = false;
+  std::string fail_writes_;  // FailWritesForTest
   StoreStats stats_;
   std::thread writer_;
 };
