@@ -25,6 +25,12 @@ bool Contains(const std::vector<uint64_t>& v, uint64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+// A node's report of run `reported` belongs to the job's run `current`; 0 on either side is
+// unknown (an older noded, or a record written before runs): matched by node only, as before.
+bool SameRun(uint64_t reported, uint64_t current) {
+  return reported == 0 || current == 0 || reported == current;
+}
+
 }  // namespace
 
 Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
@@ -37,7 +43,10 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
 }
 
 Status Controller::Start(const Recovered& rec) {
-  jobs_.Recover(rec);
+  // Jobs that finished less than MinJobAge ago are listed (tqueue -t all) as before the restart.
+  auto recent = store_->RecentlyFinished(clock_->Now() - cfg_->min_job_age_s);
+  if (!recent.ok()) return recent.status();
+  jobs_.Recover(rec, std::move(*recent));
   stats_.start_time = clock_->Now();
   for (auto& [name, n] : nodes_.nodes()) n.last_heartbeat = stats_.start_time;
   for (const auto& [id, j] : jobs_.jobs())
@@ -180,7 +189,7 @@ Status Controller::Cancel(uint64_t id, const Caller& c, int signal) {
     if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(id) + " is not running");
     NodeRuntime* n = nodes_.Find(j->alloc.front().node);
     if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
-    n->link->Signal(id, signal);
+    n->link->Signal(id, signal, j->run);
     return Status::Ok();
   }
   bool needs_signal = false;
@@ -191,7 +200,7 @@ Status Controller::Cancel(uint64_t id, const Caller& c, int signal) {
   }
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
-    n->link->Signal(id, 0);
+    n->link->Signal(id, 0, j->run);
   } else {  // the node is away: nothing to wait for
     FinishJob(*j, JobState::kCancelled, 0, 0, 0, "cancelled while its node was unreachable", nullptr);
   }
@@ -206,7 +215,7 @@ Status Controller::Requeue(uint64_t id, const Caller& c) {
   requeue_on_finish_.insert(id);
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
-    n->link->Signal(id, 0);
+    n->link->Signal(id, 0, j->run);
   } else {
     FinishJob(*j, JobState::kCancelled, 0, 0, 0, "requeued", nullptr);
   }
@@ -222,7 +231,7 @@ Status Controller::Suspend(uint64_t id, const Caller& c, bool suspend) {
     return FailedPrecondition("Job " + std::to_string(id) + (suspend ? " is not running" : " is not suspended"));
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (!n || !n->link) return Unavailable("node " + j->alloc.front().node + " is not connected");
-  n->link->Signal(id, suspend ? SIGSTOP : SIGCONT);
+  n->link->Signal(id, suspend ? SIGSTOP : SIGCONT, j->run);
   jobs_.MarkSuspended(id, suspend);
   return Status::Ok();
 }
@@ -289,9 +298,33 @@ void Controller::Reconfigure(std::shared_ptr<const ClusterConfig> cfg,
 
 // ---------------------------------------------------------------- node daemons
 
+Status Controller::CheckRegistration(const NodeRuntime& n, const RegisterInfo& info) const {
+  if (!n.link) return Status::Ok();
+  int64_t silent = clock_->Now() - n.last_heartbeat;
+  bool responding = silent <= cfg_->node_timeout_s &&
+                    !(n.base == NodeBase::kDown && n.reason == "Not responding");
+  if (!responding) return Status::Ok();  // a hung or vanished noded: the new one replaces it
+  return Status(Code::kAlreadyExists,
+                "node " + info.node + " is already registered and responding (last heartbeat " +
+                    std::to_string(silent) + " s ago, boot id " +
+                    (n.boot_id.empty() ? std::string("unknown") : n.boot_id) +
+                    "); a second registration is refused while its stream is alive");
+}
+
 Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shared_ptr<NodeLink> link) {
   NodeRuntime* n = nodes_.Find(info.node);
   if (!n) return NotFound("node " + info.node + " is not in the controller's configuration");
+  TESSERA_RETURN_IF_ERROR(CheckRegistration(*n, info));
+  if (n->link) {
+    Log("node " + info.node + " stopped responding; its new registration replaces the old stream");
+    n->link->Disconnect();
+  }
+  // Another boot id than before: the host rebooted and every job it ran is gone.
+  bool rebooted = !n->boot_id.empty() && !info.boot_id.empty() && n->boot_id != info.boot_id;
+  if (rebooted)
+    Log("node " + info.node + " rebooted (boot id " + n->boot_id + " -> " + info.boot_id +
+        "): its jobs are lost");
+  n->boot_id = info.boot_id;
   n->link = std::move(link);
   n->last_heartbeat = clock_->Now();
   n->boot_time = info.boot_time;
@@ -309,19 +342,40 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
         std::to_string(n->config->cpus) + " configured; scheduling uses the configured value");
   RegisterReply reply;
   reply.heartbeat_interval_s = cfg_->HeartbeatInterval();
-  std::vector<uint64_t> finished_ids;
-  for (const auto& f : info.finished) finished_ids.push_back(f.job_id);
+  ReconcileRegisteredJobs(info, rebooted, &reply);
+  for (const auto& f : info.finished) OnJobFinished(info.node, f);
+  Log("node " + info.node + " registered (" + std::to_string(info.running.size()) + " running, " +
+      std::to_string(info.finished.size()) + " finished to report" +
+      (info.boot_id.empty() ? std::string() : ", boot id " + info.boot_id) + ")");
+  RequestSchedule();
+  return reply;
+}
+
+void Controller::ReconcileRegisteredJobs(const RegisterInfo& info, bool rebooted,
+                                         RegisterReply* reply) {
+  auto reported_run = [&](uint64_t id) {
+    auto it = info.runs.find(id);
+    return it == info.runs.end() ? uint64_t{0} : it->second;
+  };
+  auto reports = [&](const JobRecord& j) {  // the node runs (or ended) this job's current run
+    if (rebooted) return false;
+    if (Contains(info.running, j.job_id) && SameRun(reported_run(j.job_id), j.run)) return true;
+    return std::any_of(info.finished.begin(), info.finished.end(), [&](const auto& f) {
+      return f.job_id == j.job_id && SameRun(f.run, j.run);
+    });
+  };
   // Jobs we think run on this node (batch host) but the node does not report.
   std::vector<uint64_t> lost;
   for (auto& [id, j] : jobs_.jobs()) {
     bool active = j.State() == JobState::kRunning || j.State() == JobState::kSuspended;
     if (!active || j.alloc.empty() || j.alloc.front().node != info.node) continue;
-    if (!Contains(info.running, id) && !Contains(finished_ids, id)) lost.push_back(id);
+    if (!reports(j)) lost.push_back(id);
   }
   for (uint64_t id : lost) {
     JobRecord* j = jobs_.Find(id);
     if (!j) continue;
-    Log("job " + std::to_string(id) + " was running on " + info.node + " but the node does not report it");
+    Log("job " + std::to_string(id) + " (run " + std::to_string(j->run) + ") was running on " +
+        info.node + " but the node does not report it" + (rebooted ? " (the host rebooted)" : ""));
     if (j->spec.requeue && !j->cancel_requested) {
       nodes_.Release(*j);
       jobs_.MarkRequeued(id, "NodeFail", nullptr);
@@ -329,32 +383,34 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
       FinishJob(*j, JobState::kNodeFail, 0, 0, 0, "job lost by node " + info.node, nullptr);
     }
   }
-  // Jobs the node runs that we do not think run there: kill them.
+  // Jobs (runs) the node runs that we do not think run there: kill them.
   for (uint64_t id : info.running) {
     JobRecord* j = jobs_.Find(id);
     bool active = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended);
-    if (!active || j->alloc.empty() || j->alloc.front().node != info.node) reply.kill_jobs.push_back(id);
+    if (!active || j->alloc.empty() || j->alloc.front().node != info.node ||
+        !SameRun(reported_run(id), j->run))
+      reply->kill_jobs.push_back(id);
   }
-  for (const auto& f : info.finished) OnJobFinished(info.node, f);
-  Log("node " + info.node + " registered (" + std::to_string(info.running.size()) + " running, " +
-      std::to_string(info.finished.size()) + " finished to report)");
-  RequestSchedule();
-  return reply;
 }
 
-void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running) {
+void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running,
+                             const std::map<uint64_t, uint64_t>& runs) {
   NodeRuntime* n = nodes_.Find(node);
   if (!n) return;
   n->last_heartbeat = clock_->Now();
-  // A job the node still runs but that no longer runs there for us (its node was declared dead
-  // and the job requeued or failed meanwhile) is stale: stop it.
+  // A job (run) the node still runs but that no longer runs there for us (its node was declared
+  // dead and the job requeued or failed meanwhile, or it was requeued and started again) is
+  // stale: stop that run.
   for (uint64_t id : running) {
+    auto r = runs.find(id);
+    uint64_t run = r == runs.end() ? 0 : r->second;
     JobRecord* j = jobs_.Find(id);
     bool ours = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended) &&
-                !j->alloc.empty() && j->alloc.front().node == node;
+                !j->alloc.empty() && j->alloc.front().node == node && SameRun(run, j->run);
     if (!ours && n->link) {
-      Log("node " + node + " still runs job " + std::to_string(id) + " which is not running there; cancelling it");
-      n->link->Signal(id, 0);
+      Log("node " + node + " still runs job " + std::to_string(id) + " (run " +
+          std::to_string(run) + ") which is not running there; cancelling it");
+      n->link->Signal(id, 0, run);
     }
   }
   if (n->base == NodeBase::kDown && n->reason == "Not responding" && n->link) {
@@ -367,16 +423,26 @@ void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t
 void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Finished& f) {
   NodeRuntime* n = nodes_.Find(node);
   std::shared_ptr<NodeLink> link = n ? n->link : nullptr;
-  uint64_t id = f.job_id;
-  auto ack = [this, link, id] {
-    core_->Post([link, id] {
-      if (link) link->AckFinished(id);
+  uint64_t id = f.job_id, run = f.run;
+  auto ack = [this, link, id, run] {
+    core_->Post([link, id, run] {
+      if (link) link->AckFinished(id, run);
     });
   };
   JobRecord* j = jobs_.Find(id);
   bool active = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended);
-  if (!active || j->alloc.empty() || j->alloc.front().node != node) {
-    ack();  // a stale report (e.g. from a node declared dead before the job was requeued)
+  bool this_run = j && !j->alloc.empty() && j->alloc.front().node == node && SameRun(run, j->run);
+  if (!active || !this_run) {
+    // A stale report: of an earlier run (killed after a requeue), or from a node declared dead
+    // before the job was requeued. Recorded when it is not a resend of the report that ended the
+    // job; never applied.
+    if (!j || this_run) return ack();
+    Log("job " + std::to_string(id) + ": node " + node + " reported run " + std::to_string(run) +
+        " " + JobStateName(f.state) + " while the job's run is " + std::to_string(j->run) +
+        " on " + (j->alloc.empty() ? std::string("no node") : j->alloc.front().node) +
+        "; recorded, not applied");
+    jobs_.RecordStaleReport(id, StaleReportDetail(node, run, f.state, f.exit_code, f.exit_signal, f.message),
+                            [ack](const Status&) { ack(); });
     return;
   }
   if (requeue_on_finish_.erase(id)) {
@@ -460,7 +526,7 @@ void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t s
   // The other nodes of the job hold only its trun steps: end them (noded drops their grants).
   for (size_t i = 1; i < j.alloc.size(); ++i) {
     NodeRuntime* other = nodes_.Find(j.alloc[i].node);
-    if (other && other->link) other->link->Signal(j.job_id, 0);
+    if (other && other->link) other->link->Signal(j.job_id, 0, j.run);
   }
   if (state == JobState::kCompleted) stats_.jobs_completed++;
   else if (state == JobState::kCancelled) stats_.jobs_cancelled++;
