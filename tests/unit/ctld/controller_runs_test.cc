@@ -153,17 +153,6 @@ TEST_CASE("a report of an earlier run never ends the job's later run on the same
   WaitFor([&] { return n1->NumLaunches() == 2; }, "run 2 launched on n1");
   CHECK(n1->launches[1] == std::make_pair(id, uint64_t{2}));
 
-  // The heartbeat still shows run 1: only run 1 is cancelled.
-  f.core.Call([&] {
-    f.ctl->OnHeartbeat("n1", {id}, {{id, 1}});
-    return 0;
-  });
-  {
-    std::lock_guard<std::mutex> l(n1->mu);
-    REQUIRE(!n1->signals.empty());
-    CHECK(n1->signals.back() == std::make_tuple(id, 0, uint64_t{1}));
-  }
-
   // Run 1's CANCELLED report: recorded and acknowledged (for run 1), not applied to run 2.
   RegisterInfo::Finished stale{id, JobState::kCancelled, 0, 15, 0, "", 1};
   f.core.Call([&] {
@@ -175,6 +164,17 @@ TEST_CASE("a report of an earlier run never ends the job's later run on the same
   CHECK(f.Job(id).State() == JobState::kRunning);
   CHECK(f.Job(id).run == 2);
   CHECK(f.HasEvent(id, event::kStaleReport));
+
+  // The heartbeat still shows run 1 (it takes a while to die): only run 1 is cancelled.
+  f.core.Call([&] {
+    f.ctl->OnHeartbeat("n1", {id}, {{id, 1}});
+    return 0;
+  });
+  {
+    std::lock_guard<std::mutex> l(n1->mu);
+    REQUIRE(!n1->signals.empty());
+    CHECK(n1->signals.back() == std::make_tuple(id, 0, uint64_t{1}));
+  }
 
   // Run 2's own report ends it.
   RegisterInfo::Finished done{id, JobState::kCompleted, 0, 0, 0, "", 2};
