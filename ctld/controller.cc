@@ -314,7 +314,10 @@ Status Controller::CheckRegistration(const NodeRuntime& n, const RegisterInfo& i
 Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shared_ptr<NodeLink> link) {
   NodeRuntime* n = nodes_.Find(info.node);
   if (!n) return NotFound("node " + info.node + " is not in the controller's configuration");
-  TESSERA_RETURN_IF_ERROR(CheckRegistration(*n, info));
+  if (Status st = CheckRegistration(*n, info); !st.ok()) {
+    n->link->Probe();  // a dead connection nobody noticed yet ends here; a live one stays
+    return st;
+  }
   if (n->link) {
     Log("node " + info.node + " stopped responding; its new registration replaces the old stream");
     n->link->Disconnect();

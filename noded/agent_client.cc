@@ -140,7 +140,8 @@ void AgentClient::Apply(const v1::ControllerMessage& m) {
         pending_.push_back(std::move(reply));
       }
       break;
-    default: Log("ignoring an empty or unknown controller message"); break;
+    case v1::ControllerMessage::MSG_NOT_SET: break;  // ctld's liveness probe of this stream
+    default: Log("ignoring an unknown controller message"); break;
   }
 }
 

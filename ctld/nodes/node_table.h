@@ -56,6 +56,11 @@ class NodeLink {
   // Ends the stream (the node sees it closed). Used when another registration replaces a node
   // that stopped responding.
   virtual void Disconnect() {}
+  // Writes an empty message on the stream (noded ignores it). Sent when a second registration
+  // for this node is refused: if the old connection is in fact dead (its noded restarted, or
+  // the host rebooted, without ctld noticing), the write fails, the stream ends, and the
+  // node's next registration is accepted.
+  virtual void Probe() {}
   struct Grant {
     uint64_t job_id;
     uint32_t step_id;

@@ -42,6 +42,7 @@ class AgentLink final : public NodeLink {
     m.mutable_finished_ack()->set_run(run);
     Send(std::move(m));
   }
+  void Probe() override { Send(v1::ControllerMessage()); }
   // Ends the stream: the handler's Read returns false and the node sees it closed.
   void Disconnect() override { ctx_->TryCancel(); }
   void GrantStep(const Grant& g) override {

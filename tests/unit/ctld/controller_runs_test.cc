@@ -40,6 +40,7 @@ class FakeLink final : public NodeLink {
   void ConfigureMig(uint64_t, uint32_t, const std::vector<MigPlacementReq>&,
                     const std::vector<std::string>&) override {}
   void Disconnect() override { disconnected = true; }
+  void Probe() override { ++probes; }
   size_t NumLaunches() {
     std::lock_guard<std::mutex> l(mu);
     return launches.size();
@@ -49,6 +50,7 @@ class FakeLink final : public NodeLink {
   std::vector<std::tuple<uint64_t, int, uint64_t>> signals;
   std::vector<std::pair<uint64_t, uint64_t>> acks;
   std::atomic<bool> disconnected{false};
+  std::atomic<int> probes{0};
 };
 
 template <typename F>
@@ -217,6 +219,7 @@ TEST_CASE("a second registration of a connected, responding node is refused") {
   REQUIRE(!r.ok());
   CHECK(r.status().code() == Code::kAlreadyExists);
   CHECK(r.status().message().find("already registered") != std::string::npos);
+  CHECK(real->probes == 1);  // a dead connection would end here and let the node back in
   // The real node keeps its job and its stream; nothing reached the impostor.
   CHECK(f.Job(id).State() == JobState::kRunning);
   CHECK(!real->disconnected);
