@@ -21,16 +21,6 @@ constexpr size_t kMaxEnvBytes = 16 << 20;
 constexpr uint32_t kMaxTasks = 1'000'000;
 constexpr int64_t kMinCycleGapUs = 10000;
 
-bool Contains(const std::vector<uint64_t>& v, uint64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-// A node's report of run `reported` belongs to the job's run `current`; 0 on either side is
-// unknown (an older noded, or a record written before runs): matched by node only, as before.
-bool SameRun(uint64_t reported, uint64_t current) {
-  return reported == 0 || current == 0 || reported == current;
-}
-
 }  // namespace
 
 Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
@@ -44,9 +34,10 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
 
 Status Controller::Start(const Recovered& rec) {
   // Jobs that finished less than MinJobAge ago are listed (tqueue -t all) as before the restart.
+  // An unreadable accounting row costs only its listing here (tacct still reads the table).
   auto recent = store_->RecentlyFinished(clock_->Now() - cfg_->min_job_age_s);
-  if (!recent.ok()) return recent.status();
-  jobs_.Recover(rec, std::move(*recent));
+  if (!recent.ok()) Log("finished jobs not listed after the restart: " + recent.status().message());
+  jobs_.Recover(rec, recent.ok() ? std::move(*recent) : std::vector<JobRecord>{});
   stats_.start_time = clock_->Now();
   for (auto& [name, n] : nodes_.nodes()) n.last_heartbeat = stats_.start_time;
   for (const auto& [id, j] : jobs_.jobs())
@@ -298,19 +289,6 @@ void Controller::Reconfigure(std::shared_ptr<const ClusterConfig> cfg,
 
 // ---------------------------------------------------------------- node daemons
 
-Status Controller::CheckRegistration(const NodeRuntime& n, const RegisterInfo& info) const {
-  if (!n.link) return Status::Ok();
-  int64_t silent = clock_->Now() - n.last_heartbeat;
-  bool responding = silent <= cfg_->node_timeout_s &&
-                    !(n.base == NodeBase::kDown && n.reason == "Not responding");
-  if (!responding) return Status::Ok();  // a hung or vanished noded: the new one replaces it
-  return Status(Code::kAlreadyExists,
-                "node " + info.node + " is already registered and responding (last heartbeat " +
-                    std::to_string(silent) + " s ago, boot id " +
-                    (n.boot_id.empty() ? std::string("unknown") : n.boot_id) +
-                    "); a second registration is refused while its stream is alive");
-}
-
 Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shared_ptr<NodeLink> link) {
   NodeRuntime* n = nodes_.Find(info.node);
   if (!n) return NotFound("node " + info.node + " is not in the controller's configuration");
@@ -352,48 +330,6 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
       (info.boot_id.empty() ? std::string() : ", boot id " + info.boot_id) + ")");
   RequestSchedule();
   return reply;
-}
-
-void Controller::ReconcileRegisteredJobs(const RegisterInfo& info, bool rebooted,
-                                         RegisterReply* reply) {
-  auto reported_run = [&](uint64_t id) {
-    auto it = info.runs.find(id);
-    return it == info.runs.end() ? uint64_t{0} : it->second;
-  };
-  auto reports = [&](const JobRecord& j) {  // the node runs (or ended) this job's current run
-    if (rebooted) return false;
-    if (Contains(info.running, j.job_id) && SameRun(reported_run(j.job_id), j.run)) return true;
-    return std::any_of(info.finished.begin(), info.finished.end(), [&](const auto& f) {
-      return f.job_id == j.job_id && SameRun(f.run, j.run);
-    });
-  };
-  // Jobs we think run on this node (batch host) but the node does not report.
-  std::vector<uint64_t> lost;
-  for (auto& [id, j] : jobs_.jobs()) {
-    bool active = j.State() == JobState::kRunning || j.State() == JobState::kSuspended;
-    if (!active || j.alloc.empty() || j.alloc.front().node != info.node) continue;
-    if (!reports(j)) lost.push_back(id);
-  }
-  for (uint64_t id : lost) {
-    JobRecord* j = jobs_.Find(id);
-    if (!j) continue;
-    Log("job " + std::to_string(id) + " (run " + std::to_string(j->run) + ") was running on " +
-        info.node + " but the node does not report it" + (rebooted ? " (the host rebooted)" : ""));
-    if (j->spec.requeue && !j->cancel_requested) {
-      nodes_.Release(*j);
-      jobs_.MarkRequeued(id, "NodeFail", nullptr);
-    } else {
-      FinishJob(*j, JobState::kNodeFail, 0, 0, 0, "job lost by node " + info.node, nullptr);
-    }
-  }
-  // Jobs (runs) the node runs that we do not think run there: kill them.
-  for (uint64_t id : info.running) {
-    JobRecord* j = jobs_.Find(id);
-    bool active = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended);
-    if (!active || j->alloc.empty() || j->alloc.front().node != info.node ||
-        !SameRun(reported_run(id), j->run))
-      reply->kill_jobs.push_back(id);
-  }
 }
 
 void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running,
@@ -444,8 +380,9 @@ void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Fini
         " " + JobStateName(f.state) + " while the job's run is " + std::to_string(j->run) +
         " on " + (j->alloc.empty() ? std::string("no node") : j->alloc.front().node) +
         "; recorded, not applied");
-    jobs_.RecordStaleReport(id, StaleReportDetail(node, run, f.state, f.exit_code, f.exit_signal, f.message),
-                            [ack](const Status&) { ack(); });
+    jobs_.RecordStaleReport(
+        id, StaleReportDetail(node, run, f.state, f.exit_code, f.exit_signal, f.message),
+        [ack](const Status&) { ack(); });
     return;
   }
   if (requeue_on_finish_.erase(id)) {

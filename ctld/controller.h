@@ -44,6 +44,12 @@ struct RegisterInfo {
   std::string version;
 };
 
+// A node's report of run `reported` belongs to the job's run `current`; 0 on either side is
+// unknown (an older noded, or a record written before runs): matched by node only, as before.
+inline bool SameRun(uint64_t reported, uint64_t current) {
+  return reported == 0 || current == 0 || reported == current;
+}
+
 struct RegisterReply {
   int64_t heartbeat_interval_s = 10;
   std::vector<uint64_t> kill_jobs;

@@ -222,7 +222,8 @@ void ToProto(const JobEvent& e, v1::JobEvent* out) {
 }
 
 RegisterInfo::Finished FromProto(const v1::JobFinished& p) {
-  return {p.job_id(), static_cast<JobState>(p.state()), p.exit_code(), p.exit_signal(), p.end_time(), p.message(), p.run()};
+  return {p.job_id(),   static_cast<JobState>(p.state()), p.exit_code(), p.exit_signal(),
+          p.end_time(), p.message(), p.run()};
 }
 
 GpuState FromProto(const v1::GpuDevice& g) {

@@ -29,7 +29,8 @@ std::vector<std::string> NodeAddresses(const std::string& addr) {
   return out;
 }
 
-Status CheckNodeOrigin(const ClusterConfig& cfg, const std::string& node, const std::string& origin) {
+Status CheckNodeOrigin(const ClusterConfig& cfg, const std::string& node,
+                       const std::string& origin) {
   const NodeConfig* n = cfg.FindNode(node);
   if (!n || origin.empty() || origin == "0.0.0.0") return Status::Ok();
   std::vector<std::string> addrs = NodeAddresses(n->addr.empty() ? n->name : n->addr);

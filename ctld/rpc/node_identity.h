@@ -24,7 +24,8 @@ namespace tessera::ctld::rpc {
 
 // OK when `origin` (dotted IPv4, "" = unknown) may register as `node`; PERMISSION_DENIED naming
 // the node, its NodeAddr and the origin otherwise. Unknown nodes are left to OnRegister.
-Status CheckNodeOrigin(const ClusterConfig& cfg, const std::string& node, const std::string& origin);
+Status CheckNodeOrigin(const ClusterConfig& cfg, const std::string& node,
+                       const std::string& origin);
 
 // The IPv4 addresses `addr` stands for (a literal, or a name resolved with getaddrinfo);
 // empty when it does not resolve.

@@ -55,7 +55,8 @@ class FakeLink final : public NodeLink {
 
 template <typename F>
 void WaitFor(F pred, const char* what) {
-  for (int i = 0; i < 1000 && !pred(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 1000 && !pred(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   INFO(what);
   REQUIRE(pred());
 }
@@ -161,7 +162,12 @@ TEST_CASE("a report of an earlier run never ends the job's later run on the same
     f.ctl->OnJobFinished("n1", stale);
     return 0;
   });
-  WaitFor([&] { std::lock_guard<std::mutex> l(n1->mu); return !n1->acks.empty(); }, "stale report acked");
+  WaitFor(
+      [&] {
+        std::lock_guard<std::mutex> l(n1->mu);
+        return !n1->acks.empty();
+      },
+      "stale report acked");
   CHECK(n1->acks[0] == std::make_pair(id, uint64_t{1}));
   CHECK(f.Job(id).State() == JobState::kRunning);
   CHECK(f.Job(id).run == 2);

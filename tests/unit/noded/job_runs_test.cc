@@ -80,7 +80,8 @@ struct RunsFixture {
   RunsControl control{probe};
   FakeClock clock;
   std::vector<std::string> logs;
-  JobManager jobs{spool, control, probe, clock, [this](const std::string& m) { logs.push_back(m); }};
+  JobManager jobs{spool, control, probe, clock,
+                  [this](const std::string& m) { logs.push_back(m); }};
   RunsFixture() { REQUIRE(spool.Init().ok()); }
 };
 
