@@ -78,7 +78,11 @@ Status JobManager::Recover() {
     log_("job " + std::to_string(id) + ": finished " + JobStateName(st.state) +
          " while unacknowledged; will report it");
   }
-  for (uint64_t id : scan->lost) Fail(id, "tessera-stepd for job " + std::to_string(id) + " was lost");
+  for (uint64_t id : scan->lost) {
+    v1::LaunchJob l;
+    read_launch(id, &l);  // the verdict is reported with the run that was lost
+    Fail(id, "tessera-stepd for job " + std::to_string(id) + " was lost");
+  }
   return Status::Ok();
 }
 

@@ -183,3 +183,21 @@ TEST_CASE("a cancelled waiting run ends CANCELLED with its own run, without star
   // and it survives a restart of noded (a status file in the job's directory)
   CHECK(ReadStatusFile(f.spool.StatusFile(8)).ok());
 }
+
+TEST_CASE("after a noded restart, finished and lost jobs are reported with their stored run") {
+  RunsFixture f;
+  for (uint64_t id : {3, 4}) {
+    REQUIRE(f.spool.CreateJobDir(id).ok());
+    WriteAll(f.spool.LaunchFile(id), LaunchRun(id, id + 10).SerializeAsString());
+  }
+  REQUIRE(WriteStatusFile(f.spool.StatusFile(3), Ended(JobState::kCompleted)).ok());
+  WriteAll(f.spool.PidFile(4), "4242\n");  // no live stepd, no status: lost
+  REQUIRE(f.jobs.Recover().ok());
+  auto unacked = f.jobs.Unacked();
+  REQUIRE(unacked.size() == 2);
+  CHECK(unacked[0].job_id() == 3);
+  CHECK(unacked[0].run() == 13);
+  CHECK(unacked[1].job_id() == 4);
+  CHECK(unacked[1].run() == 14);
+  CHECK(unacked[1].message() == "tessera-stepd for job 4 was lost");
+}
