@@ -22,10 +22,6 @@ constexpr size_t kMaxEnvBytes = 16 << 20;
 constexpr uint32_t kMaxTasks = 1'000'000;
 constexpr int64_t kMinCycleGapUs = 10000;
 
-bool Contains(const std::vector<uint64_t>& v, uint64_t x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 }  // namespace
 
 Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
@@ -38,7 +34,11 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
 }
 
 Status Controller::Start(const Recovered& rec) {
-  jobs_.Recover(rec);
+  // Jobs that finished less than MinJobAge ago are listed (tqueue -t all) as before the restart.
+  // An unreadable accounting row costs only its listing here (tacct still reads the table).
+  auto recent = store_->RecentlyFinished(clock_->Now() - cfg_->min_job_age_s);
+  if (!recent.ok()) Log("finished jobs not listed after the restart: " + recent.status().message());
+  jobs_.Recover(rec, recent.ok() ? std::move(*recent) : std::vector<JobRecord>{});
   for (const auto& row : rec.nodes) {  // administrators' drain/down, as acknowledged
     NodeRuntime* n = nodes_.Find(row.name);
     if (!n) continue;  // no longer configured
@@ -253,6 +253,20 @@ void Controller::Reconfigure(std::shared_ptr<const ClusterConfig> cfg,
 Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shared_ptr<NodeLink> link) {
   NodeRuntime* n = nodes_.Find(info.node);
   if (!n) return NotFound("node " + info.node + " is not in the controller's configuration");
+  if (Status st = CheckRegistration(*n, info); !st.ok()) {
+    n->link->Probe();  // a dead connection nobody noticed yet ends here; a live one stays
+    return st;
+  }
+  if (n->link) {
+    Log("node " + info.node + " stopped responding; its new registration replaces the old stream");
+    n->link->Disconnect();
+  }
+  // Another boot id than before: the host rebooted and every job it ran is gone.
+  bool rebooted = !n->boot_id.empty() && !info.boot_id.empty() && n->boot_id != info.boot_id;
+  if (rebooted)
+    Log("node " + info.node + " rebooted (boot id " + n->boot_id + " -> " + info.boot_id +
+        "): its jobs are lost");
+  n->boot_id = info.boot_id;
   n->link = std::move(link);
   n->last_heartbeat = clock_->Now();
   n->boot_time = info.boot_time;
@@ -270,52 +284,33 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
         std::to_string(n->config->cpus) + " configured; scheduling uses the configured value");
   RegisterReply reply;
   reply.heartbeat_interval_s = cfg_->HeartbeatInterval();
-  std::vector<uint64_t> finished_ids;
-  for (const auto& f : info.finished) finished_ids.push_back(f.job_id);
-  // Jobs we think run on this node (batch host) but the node does not report.
-  std::vector<uint64_t> lost;
-  for (auto& [id, j] : jobs_.jobs()) {
-    bool active = j.State() == JobState::kRunning || j.State() == JobState::kSuspended;
-    if (!active || j.alloc.empty() || j.alloc.front().node != info.node) continue;
-    if (!Contains(info.running, id) && !Contains(finished_ids, id)) lost.push_back(id);
-  }
-  for (uint64_t id : lost) {
-    JobRecord* j = jobs_.Find(id);
-    if (!j) continue;
-    Log("job " + std::to_string(id) + " was running on " + info.node + " but the node does not report it");
-    if ((j->spec.requeue || j->requeue_requested) && !j->cancel_requested) {
-      nodes_.Release(*j);
-      jobs_.MarkRequeued(id, "NodeFail", nullptr);
-    } else {
-      FinishJob(*j, JobState::kNodeFail, 0, 0, 0, "job lost by node " + info.node, nullptr);
-    }
-  }
-  // Jobs the node runs that we do not think run there: kill them.
-  for (uint64_t id : info.running) {
-    JobRecord* j = jobs_.Find(id);
-    bool active = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended);
-    if (!active || j->alloc.empty() || j->alloc.front().node != info.node) reply.kill_jobs.push_back(id);
-  }
+  ReconcileRegisteredJobs(info, rebooted, &reply);
   for (const auto& f : info.finished) OnJobFinished(info.node, f);
   Log("node " + info.node + " registered (" + std::to_string(info.running.size()) + " running, " +
-      std::to_string(info.finished.size()) + " finished to report)");
+      std::to_string(info.finished.size()) + " finished to report" +
+      (info.boot_id.empty() ? std::string() : ", boot id " + info.boot_id) + ")");
   RequestSchedule();
   return reply;
 }
 
-void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running) {
+void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running,
+                             const std::map<uint64_t, uint64_t>& runs) {
   NodeRuntime* n = nodes_.Find(node);
   if (!n) return;
   n->last_heartbeat = clock_->Now();
-  // A job the node still runs but that no longer runs there for us (its node was declared dead
-  // and the job requeued or failed meanwhile) is stale: stop it.
+  // A job (run) the node still runs but that no longer runs there for us (its node was declared
+  // dead and the job requeued or failed meanwhile, or it was requeued and started again) is
+  // stale: stop that run.
   for (uint64_t id : running) {
+    auto r = runs.find(id);
+    uint64_t run = r == runs.end() ? 0 : r->second;
     JobRecord* j = jobs_.Find(id);
     bool ours = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended) &&
-                !j->alloc.empty() && j->alloc.front().node == node;
+                !j->alloc.empty() && j->alloc.front().node == node && SameRun(run, j->run);
     if (!ours && n->link) {
-      Log("node " + node + " still runs job " + std::to_string(id) + " which is not running there; cancelling it");
-      n->link->Signal(id, 0);
+      Log("node " + node + " still runs job " + std::to_string(id) + " (run " +
+          std::to_string(run) + ") which is not running there; cancelling it");
+      n->link->Signal(id, 0, run);
     }
   }
   if (n->base == NodeBase::kDown && n->reason == "Not responding" && n->link) {
@@ -328,16 +323,27 @@ void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t
 void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Finished& f) {
   NodeRuntime* n = nodes_.Find(node);
   std::shared_ptr<NodeLink> link = n ? n->link : nullptr;
-  uint64_t id = f.job_id;
-  auto ack = [this, link, id] {
-    core_->Post([link, id] {
-      if (link) link->AckFinished(id);
+  uint64_t id = f.job_id, run = f.run;
+  auto ack = [this, link, id, run] {
+    core_->Post([link, id, run] {
+      if (link) link->AckFinished(id, run);
     });
   };
   JobRecord* j = jobs_.Find(id);
   bool active = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended);
-  if (!active || j->alloc.empty() || j->alloc.front().node != node) {
-    ack();  // a stale report (e.g. from a node declared dead before the job was requeued)
+  bool this_run = j && !j->alloc.empty() && j->alloc.front().node == node && SameRun(run, j->run);
+  if (!active || !this_run) {
+    // A stale report: of an earlier run (killed after a requeue), or from a node declared dead
+    // before the job was requeued. Recorded when it is not a resend of the report that ended the
+    // job; never applied.
+    if (!j || this_run) return ack();
+    Log("job " + std::to_string(id) + ": node " + node + " reported run " + std::to_string(run) +
+        " " + JobStateName(f.state) + " while the job's run is " + std::to_string(j->run) +
+        " on " + (j->alloc.empty() ? std::string("no node") : j->alloc.front().node) +
+        "; recorded, not applied");
+    jobs_.RecordStaleReport(
+        id, StaleReportDetail(node, run, f.state, f.exit_code, f.exit_signal, f.message),
+        [ack](const Status&) { ack(); });
     return;
   }
   if (j->requeue_requested) {
@@ -414,7 +420,8 @@ void Controller::SendToNode(NodeRuntime& n, uint64_t id, int signal) {
     it->second.push_back(signal);
     return;
   }
-  n.link->Signal(id, signal);
+  const JobRecord* j = jobs_.Find(id);
+  n.link->Signal(id, signal, j ? j->run : 0);
 }
 
 void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
@@ -430,7 +437,7 @@ void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t s
   // The other nodes of the job hold only its trun steps: end them (noded drops their grants).
   for (size_t i = 1; i < j.alloc.size(); ++i) {
     NodeRuntime* other = nodes_.Find(j.alloc[i].node);
-    if (other && other->link) other->link->Signal(j.job_id, 0);
+    if (other && other->link) other->link->Signal(j.job_id, 0, j.run);
   }
   if (state == JobState::kCompleted) stats_.jobs_completed++;
   else if (state == JobState::kCancelled) stats_.jobs_cancelled++;
@@ -551,7 +558,7 @@ void Controller::RunCycle() {
         NodeRuntime* n = nodes_.Find(job->alloc.front().node);
         if (!n || !n->link) return;
         n->link->Launch(*job, *payload, cfg_->kill_wait_s);
-        for (int sig : signals) n->link->Signal(id, sig);
+        for (int sig : signals) n->link->Signal(id, sig, job->run);
       });
     });
     nodes_.Allocate(*j);

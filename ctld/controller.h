@@ -29,17 +29,26 @@ struct RegisterInfo {
   std::vector<GpuState> gpus;
   std::vector<HcaState> hcas;
   std::vector<uint64_t> running;
+  std::map<uint64_t, uint64_t> runs;  // running job -> its run there (absent: unknown, old noded)
   struct Finished {
     uint64_t job_id;
     JobState state;
     int32_t exit_code, exit_signal;
     int64_t end_time;
     std::string message;
+    uint64_t run = 0;  // the run that ended; 0 = unknown (old noded)
   };
   std::vector<Finished> finished;
   int64_t boot_time = 0;
+  std::string boot_id;  // /proc/sys/kernel/random/boot_id of the host ("" = not sent)
   std::string version;
 };
+
+// A node's report of run `reported` belongs to the job's run `current`; 0 on either side is
+// unknown (an older noded, or a record written before runs): matched by node only, as before.
+inline bool SameRun(uint64_t reported, uint64_t current) {
+  return reported == 0 || current == 0 || reported == current;
+}
 
 struct RegisterReply {
   int64_t heartbeat_interval_s = 10;
@@ -122,8 +131,18 @@ class Controller {
   void Reconfigure(std::shared_ptr<const ClusterConfig> cfg, std::shared_ptr<const sched::SchedConfig> sched_cfg);
 
   // --- node daemons ---
+  // Refused (ALREADY_EXISTS) while the node has a live stream that is still responding (a
+  // heartbeat within SlurmdTimeout): a node's identity is more than its name. A node silent for
+  // SlurmdTimeout counts as gone: the new registration replaces its stream. A registration with
+  // another boot id than the node's previous one means the host rebooted: every job ctld thought
+  // ran there is lost (NODE_FAIL, or requeued when --requeue) and whatever it reports running is
+  // killed. Reports of another run than a job's current one are recorded, never applied.
   Result<RegisterReply> OnRegister(const RegisterInfo& info, std::shared_ptr<NodeLink> link);
-  void OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running);
+  // `runs`: running job -> run, as the node reports it (absent = unknown).
+  void OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running,
+                   const std::map<uint64_t, uint64_t>& runs = {});
+  // A report of another run than the job's current one (or from another node) is recorded as an
+  // event::kStaleReport and acknowledged; it never ends the current run.
   void OnJobFinished(const std::string& node, const RegisterInfo::Finished& f);
   void OnDisconnect(const std::string& node, const NodeLink* link);
   // A GPU's health or layout changed (XID, lost device, MIG change): the GPU alone is drained
@@ -154,6 +173,10 @@ class Controller {
   // launch waits for its durable start, queues it to follow the launch: a signal that reached
   // the node before the launch would be dropped there and the job would run on.
   void SendToNode(NodeRuntime& n, uint64_t id, int signal);
+  // OnRegister's parts: may this registration replace the node's current stream; which jobs
+  // the node lost (or runs without us) - `rebooted`: all of them.
+  Status CheckRegistration(const NodeRuntime& n, const RegisterInfo& info) const;
+  void ReconcileRegisteredJobs(const RegisterInfo& info, bool rebooted, RegisterReply* reply);
   void FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
                  const std::string& msg, std::function<void()> after_durable);
   void Tick();

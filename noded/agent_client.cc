@@ -84,9 +84,15 @@ v1::NodeMessage AgentClient::BuildRegister() {
     h->set_numa_node(p.numa_node);
     h->set_pci_bus_id(p.pci_path.substr(p.pci_path.rfind('/') + 1));
   }
-  for (uint64_t id : jobs_.Running()) r->add_running_jobs(id);
+  for (uint64_t id : jobs_.Running()) {
+    r->add_running_jobs(id);
+    auto* jr = r->add_running_runs();
+    jr->set_job_id(id);
+    jr->set_run(jobs_.RunOf(id));
+  }
   for (const auto& f : jobs_.Unacked()) *r->add_finished() = f;
   r->set_boot_time(node_.boot_time);
+  r->set_boot_id(node_.boot_id);
   r->set_version(node_.version);
   return m;
 }
@@ -112,11 +118,11 @@ void AgentClient::Apply(const v1::ControllerMessage& m) {
   switch (m.msg_case()) {
     case v1::ControllerMessage::kLaunch: jobs_.Launch(m.launch()); break;
     case v1::ControllerMessage::kSignal:
-      jobs_.Signal(m.signal().job_id(), m.signal().signal());
+      jobs_.Signal(m.signal().job_id(), m.signal().signal(), m.signal().run());
       if (steps_ && m.signal().signal() == 0) steps_->StopJob(m.signal().job_id());
       break;
     case v1::ControllerMessage::kFinishedAck:
-      jobs_.Ack(m.finished_ack().job_id());
+      jobs_.Ack(m.finished_ack().job_id(), m.finished_ack().run());
       if (steps_) steps_->StopJob(m.finished_ack().job_id());
       break;
     case v1::ControllerMessage::kStepGrant:
@@ -134,7 +140,8 @@ void AgentClient::Apply(const v1::ControllerMessage& m) {
         pending_.push_back(std::move(reply));
       }
       break;
-    default: Log("ignoring an empty or unknown controller message"); break;
+    case v1::ControllerMessage::MSG_NOT_SET: break;  // ctld's liveness probe of this stream
+    default: Log("ignoring an unknown controller message"); break;
   }
 }
 
@@ -170,7 +177,12 @@ bool AgentClient::Flush(Stream* stream, int64_t now, int64_t* last_hb, int64_t* 
   pending_.clear();
   if (now - *last_hb >= heartbeat_s_) {
     v1::NodeMessage hb;
-    for (uint64_t id : jobs_.Running()) hb.mutable_heartbeat()->add_running_jobs(id);
+    for (uint64_t id : jobs_.Running()) {
+      hb.mutable_heartbeat()->add_running_jobs(id);
+      auto* jr = hb.mutable_heartbeat()->add_running_runs();
+      jr->set_job_id(id);
+      jr->set_run(jobs_.RunOf(id));
+    }
     hb.mutable_heartbeat()->set_time(now);
     out.push_back(std::move(hb));
     *last_hb = now;
@@ -223,7 +235,7 @@ bool AgentClient::Session(const std::atomic<bool>& stop) {
     gpus_->Poll();
     gpus_->TakeOutbox();
   }
-  bool registered = false, ok = stream->Write(BuildRegister());
+  bool registered = false, ok = stream->Write(BuildRegister()), server_closed = false;
   int64_t start = clock_.Now(), last_hb = start, last_resend = start;
   auto last_full = std::chrono::steady_clock::now();
   while (ok && !stop) {
@@ -246,7 +258,10 @@ bool AgentClient::Session(const std::atomic<bool>& stop) {
     if (tnow - last_full >= std::chrono::seconds(1)) full = true;
     if (full) last_full = tnow;
     for (const auto& m : msgs) Handle(m, &registered);
-    if (dead) break;
+    if (dead) {
+      server_closed = true;
+      break;
+    }
     int64_t now = clock_.Now();
     if (!registered) {
       if (now - start >= kRegisterTimeoutS) {
@@ -257,11 +272,14 @@ bool AgentClient::Session(const std::atomic<bool>& stop) {
     }
     ok = Flush(stream.get(), now, &last_hb, &last_resend, ended, full);
   }
-  ctx.TryCancel();
+  // A stream the controller ended carries its reason (e.g. a refused registration): cancelling
+  // it first would replace that with CANCELLED.
+  if (!server_closed) ctx.TryCancel();
   reader.join();
   grpc::Status st = stream->Finish();
   if (!stop)
-    Log("connection to tessera-ctld ended: " +
+    Log(std::string(registered ? "connection to tessera-ctld ended: "
+                               : "registration with tessera-ctld failed: ") +
         (st.ok() ? std::string("closed by the controller") : rpc::FromGrpc(st).ToString()));
   return registered;
 }

@@ -36,6 +36,7 @@ struct NodeDescription {
   std::vector<GpuInfo> gpus;
   std::vector<RdmaPort> hcas;
   int64_t boot_time = 0;
+  std::string boot_id;  // DiscoverBootId()
   std::string version = "0.1.0";
 };
 

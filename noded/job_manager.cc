@@ -13,9 +13,10 @@ namespace tessera::noded {
 
 namespace v1 = tessera::v1;
 
-v1::JobFinished ToJobFinished(uint64_t id, const JobStatus& s) {
+v1::JobFinished ToJobFinished(uint64_t id, const JobStatus& s, uint64_t run) {
   v1::JobFinished f;
   f.set_job_id(id);
+  f.set_run(run);
   f.set_state(static_cast<v1::JobState>(static_cast<int>(s.state)));
   f.set_exit_code(s.exit_code);
   f.set_exit_signal(s.exit_signal);
@@ -30,6 +31,10 @@ JobManager::JobManager(Spool spool, StepdControl& control, const StepdProbe& pro
       log_(std::move(log)), planner_(planner) {}
 
 namespace {
+
+std::string RunTag(uint64_t id, uint64_t run) {
+  return "job " + std::to_string(id) + (run ? " run " + std::to_string(run) : std::string()) + ": ";
+}
 
 }  // namespace
 
@@ -48,11 +53,16 @@ std::map<std::string, uint64_t> JobManager::MigInUse() const {
 Status JobManager::Recover() {
   auto scan = ScanSpool(spool_, probe_);
   if (!scan.ok()) return scan.status();
+  auto read_launch = [this](uint64_t id, v1::LaunchJob* l) {
+    auto launch = ReadFile(spool_.LaunchFile(id));
+    if (!launch.ok() || !l->ParseFromString(*launch)) return false;
+    runs_[id] = l->run();
+    return true;
+  };
   for (uint64_t id : scan->running) {
     running_[id] = spool_.ReadPid(id);
-    auto launch = ReadFile(spool_.LaunchFile(id));
     v1::LaunchJob l;
-    if (launch.ok() && l.ParseFromString(*launch)) Track(l);
+    if (read_launch(id, &l)) Track(l);
     auto text = ReadFile(spool_.JobDir(id) + "/isolation");
     if (text.ok() && planner_) {
       auto iso = ParseJobIsolation(*text);
@@ -62,11 +72,17 @@ Status JobManager::Recover() {
          std::to_string(running_[id]));
   }
   for (const auto& [id, st] : scan->finished) {
+    v1::LaunchJob l;
+    read_launch(id, &l);
     finished_[id] = st;
     log_("job " + std::to_string(id) + ": finished " + JobStateName(st.state) +
          " while unacknowledged; will report it");
   }
-  for (uint64_t id : scan->lost) Fail(id, "tessera-stepd for job " + std::to_string(id) + " was lost");
+  for (uint64_t id : scan->lost) {
+    v1::LaunchJob l;
+    read_launch(id, &l);  // the verdict is reported with the run that was lost
+    Fail(id, "tessera-stepd for job " + std::to_string(id) + " was lost");
+  }
   return Status::Ok();
 }
 
@@ -117,16 +133,30 @@ Status JobManager::PrepareJobDir(const v1::LaunchJob& l) {
 
 void JobManager::Launch(const v1::LaunchJob& l) {
   uint64_t id = l.job_id();
-  std::string tag = "job " + std::to_string(id) + ": ";
+  std::string tag = RunTag(id, l.run());
   if (running_.count(id) || finished_.count(id)) {
-    log_(tag + "launch ignored: job already known on this node");
+    uint64_t known = RunOf(id);
+    if (l.run() == 0 || known == 0 || l.run() <= known) {
+      log_(tag + "launch ignored: " +
+           (l.run() < known ? "run " + std::to_string(known) + " is already known on this node"
+                            : std::string("job already known on this node")));
+      return;
+    }
+    Defer(l);
     return;
   }
+  Start(l);
+}
+
+void JobManager::Start(const v1::LaunchJob& l) {
+  uint64_t id = l.job_id();
+  std::string tag = RunTag(id, l.run());
   Status st = PrepareJobDir(l);
   if (st.code() == Code::kAlreadyExists) {
     log_(tag + "launch ignored: " + st.message());
     return;
   }
+  runs_[id] = l.run();
   if (st.ok()) st = control_.Start(id, spool_.JobDir(id));
   if (!st.ok()) {
     log_(tag + "launch failed: " + st.message());
@@ -139,14 +169,65 @@ void JobManager::Launch(const v1::LaunchJob& l) {
   v1::NodeMessage m;
   m.mutable_started()->set_job_id(id);
   m.mutable_started()->set_start_time(clock_.Now());
+  m.mutable_started()->set_run(l.run());
   outbox_.push_back(std::move(m));
 }
 
-void JobManager::Signal(uint64_t id, int signal) {
-  std::string tag = "job " + std::to_string(id) + ": ";
+void JobManager::Defer(const v1::LaunchJob& l) {
+  uint64_t id = l.job_id();
+  uint64_t old = runs_.count(id) ? runs_[id] : 0;
+  auto w = waiting_.find(id);
+  if (w != waiting_.end() && w->second.launch.run() >= l.run()) {
+    log_(RunTag(id, l.run()) + "launch ignored: run " + std::to_string(w->second.launch.run()) +
+         " already waits here");
+    return;
+  }
+  waiting_[id] = {l, false};
+  log_(RunTag(id, l.run()) + "waits for run " + std::to_string(old) +
+       " of the job to end and be acknowledged");
+  if (running_.count(id)) SignalStarted(id, 0, 0);  // the earlier run must end first
+}
+
+void JobManager::EndCancelled(const v1::LaunchJob& l) {
+  uint64_t id = l.job_id();
+  runs_[id] = l.run();
+  JobStatus st;
+  st.state = JobState::kCancelled;
+  st.end_time = clock_.Now();
+  st.message = "cancelled before it started on this node";
+  Status dir = spool_.CreateJobDir(id, l.uid());
+  Status w = dir.ok() ? WriteStatusFile(spool_.StatusFile(id), st) : dir;
+  if (!w.ok()) log_(RunTag(id, l.run()) + w.message());
+  Finish(id, st);
+}
+
+void JobManager::Signal(uint64_t id, int signal, uint64_t run) {
+  std::string tag = RunTag(id, run);
+  auto w = waiting_.find(id);
+  if (w != waiting_.end() && (run == 0 || run == w->second.launch.run())) {
+    if (signal == 0) {
+      w->second.cancelled = true;
+      log_(tag + "cancel of run " + std::to_string(w->second.launch.run()) +
+           ", which waits: it will end without starting");
+    } else if (run != 0) {
+      log_(tag + "signal " + std::to_string(signal) + " ignored: the run has not started");
+    }
+    if (run != 0) return;
+  }
+  SignalStarted(id, signal, run);
+}
+
+void JobManager::SignalStarted(uint64_t id, int signal, uint64_t run) {
+  std::string tag = RunTag(id, run);
   auto it = running_.find(id);
   if (it == running_.end()) {
     log_(tag + "signal " + std::to_string(signal) + " ignored: job is not running here");
+    return;
+  }
+  uint64_t here = RunOfStarted(id);
+  if (run != 0 && here != 0 && here != run) {
+    log_(tag + "signal " + std::to_string(signal) + " ignored: run " + std::to_string(here) +
+         " runs here");
     return;
   }
   // A job with a status file has ended, and its stepd may already run the next job
@@ -168,13 +249,31 @@ void JobManager::Signal(uint64_t id, int signal) {
        (st.ok() ? " sent to tessera-stepd" : " failed: " + st.message()));
 }
 
-void JobManager::Ack(uint64_t id) {
-  if (!finished_.erase(id)) {
-    log_("job " + std::to_string(id) + ": ack ignored: job is not finished here");
+void JobManager::Ack(uint64_t id, uint64_t run) {
+  auto f = finished_.find(id);
+  uint64_t here = RunOfStarted(id);
+  if (f == finished_.end()) {
+    log_(RunTag(id, run) + "ack ignored: job is not finished here");
     return;
   }
+  if (run != 0 && here != 0 && run != here) {
+    log_(RunTag(id, run) + "ack ignored: the run that ended here is " + std::to_string(here));
+    return;
+  }
+  finished_.erase(f);
+  runs_.erase(id);
   Status st = spool_.RemoveJobDir(id);
-  log_("job " + std::to_string(id) + ": acknowledged" + (st.ok() ? "" : "; " + st.message()));
+  log_(RunTag(id, here) + "acknowledged" + (st.ok() ? "" : "; " + st.message()));
+  auto w = waiting_.find(id);
+  if (w == waiting_.end()) return;
+  Waiting next = std::move(w->second);
+  waiting_.erase(w);
+  if (next.cancelled) {
+    EndCancelled(next.launch);
+  } else {
+    log_(RunTag(id, next.launch.run()) + "the earlier run is done; starting this one");
+    Start(next.launch);
+  }
 }
 
 void JobManager::Poll() {
@@ -200,11 +299,11 @@ void JobManager::Finish(uint64_t id, const JobStatus& status) {
   mig_.erase(id);
   if (planner_) planner_->Release(id);
   finished_[id] = status;
-  log_("job " + std::to_string(id) + ": finished " + JobStateName(status.state) + " exit " +
+  log_(RunTag(id, RunOfStarted(id)) + "finished " + JobStateName(status.state) + " exit " +
        std::to_string(status.exit_code) + ":" + std::to_string(status.exit_signal) +
        (status.message.empty() ? "" : " (" + status.message + ")"));
   v1::NodeMessage m;
-  *m.mutable_finished() = ToJobFinished(id, status);
+  *m.mutable_finished() = ToJobFinished(id, status, RunOfStarted(id));
   outbox_.push_back(std::move(m));
 }
 
@@ -222,12 +321,25 @@ void JobManager::Fail(uint64_t id, const std::string& message) {
 std::vector<uint64_t> JobManager::Running() const {
   std::vector<uint64_t> ids;
   for (const auto& [id, pid] : running_) ids.push_back(id);
+  for (const auto& [id, w] : waiting_)
+    if (!running_.count(id)) ids.push_back(id);
   return ids;
+}
+
+uint64_t JobManager::RunOf(uint64_t id) const {
+  auto w = waiting_.find(id);
+  if (w != waiting_.end()) return w->second.launch.run();
+  return RunOfStarted(id);
+}
+
+uint64_t JobManager::RunOfStarted(uint64_t id) const {
+  auto r = runs_.find(id);
+  return r == runs_.end() ? 0 : r->second;
 }
 
 std::vector<v1::JobFinished> JobManager::Unacked() const {
   std::vector<v1::JobFinished> out;
-  for (const auto& [id, st] : finished_) out.push_back(ToJobFinished(id, st));
+  for (const auto& [id, st] : finished_) out.push_back(ToJobFinished(id, st, RunOfStarted(id)));
   return out;
 }
 

@@ -7,7 +7,15 @@
 //  - A job is in at most one of running/finished. Its spool directory exists exactly as long
 //    as it is in one of them (removed on FinishedAck).
 //  - Every finished job has a status file in its directory, so a restart reports it again.
-//  - Launch is idempotent: a launch for a job already known (running or unacked) is ignored.
+//  - Launch is idempotent per (job, run): a launch of the run already known (running or
+//    unacked), or of an earlier run, is ignored. A job's run (LaunchJob.run, the controller's
+//    launch number, new after every requeue) is stored with it (launch.pb in its directory) and
+//    carried by its JobStarted/JobFinished. A launch of a LATER run while an earlier run of the
+//    same job is known here waits: the earlier run is cancelled, ends, is reported with its own
+//    run and acknowledged (its directory freed), and only then the new run starts (with one
+//    directory per job id, the two runs never share it). Signals and acks name a run too and
+//    reach only that run (0 = whichever).
+//  - Running()/RunOf() report a job with a waiting launch as its newest run.
 //  - With a planner, every launched job's directory has an `isolation` file (job_isolation.h)
 //    written before stepd starts; its cores go back to the core map when the job finishes.
 //  - Launch failures (spool write, script ownership, stepd start) become JobFinished FAILED
@@ -45,15 +53,22 @@ class JobManager {
   // launched between its check that the job has not ended and the signal it queues.
   void Launch(const tessera::v1::LaunchJob& launch);
   // signal 0 = cancel. Unknown or finished jobs (a status file written) are ignored (logged).
-  void Signal(uint64_t job_id, int signal);
-  // Forgets a finished job and deletes its spool directory.
-  void Ack(uint64_t job_id);
+  // `run` != 0: only that run (another run's signal is ignored); a cancel of a run whose launch
+  // waits makes it end CANCELLED without starting.
+  void Signal(uint64_t job_id, int signal, uint64_t run = 0);
+  // Forgets a finished job and deletes its spool directory; then starts a launch that waited
+  // for it. `run` != 0: only an ack of the run that ended here counts.
+  void Ack(uint64_t job_id, uint64_t run = 0);
   // Checks every running job for a status file or a dead stepd.
   void Poll();
   // The same for one job (stepd's notification names it); not running here: nothing.
   void PollJob(uint64_t job_id);
 
   std::vector<uint64_t> Running() const;
+  // The run of a known job (its waiting launch's when there is one); 0 = unknown.
+  uint64_t RunOf(uint64_t id) const;
+  // The run of the started (running or finished) job; 0 = unknown.
+  uint64_t RunOfStarted(uint64_t id) const;
   std::vector<tessera::v1::JobFinished> Unacked() const;
   // Messages produced since the last call (JobStarted, JobFinished), in order.
   std::vector<tessera::v1::NodeMessage> TakeOutbox();
@@ -67,6 +82,14 @@ class JobManager {
   void Finish(uint64_t id, const JobStatus& status);
   // Writes a FAILED status file (so the end survives a restart) and finishes the job.
   void Fail(uint64_t id, const std::string& message);
+  // Starts `launch` now (nothing of its job is known here).
+  void Start(const tessera::v1::LaunchJob& launch);
+  // A launch of a later run while `id` is known here: waits (see the class comment).
+  void Defer(const tessera::v1::LaunchJob& launch);
+  // Signal's part for the started run of `id` (running_).
+  void SignalStarted(uint64_t id, int signal, uint64_t run);
+  // Ends a waiting launch that was cancelled, without starting it: CANCELLED for its run.
+  void EndCancelled(const tessera::v1::LaunchJob& launch);
 
   Spool spool_;
   StepdControl& control_;
@@ -78,9 +101,15 @@ class JobManager {
   std::map<uint64_t, std::vector<std::string>> mig_;  // running job -> its MIG UUIDs here
   std::map<uint64_t, pid_t> running_;
   std::map<uint64_t, JobStatus> finished_;
+  std::map<uint64_t, uint64_t> runs_;  // known job -> its run here (0 = unknown, old launch.pb)
+  struct Waiting {
+    tessera::v1::LaunchJob launch;
+    bool cancelled = false;
+  };
+  std::map<uint64_t, Waiting> waiting_;  // launches of a later run, started after the ack
   std::vector<tessera::v1::NodeMessage> outbox_;
 };
 
-tessera::v1::JobFinished ToJobFinished(uint64_t id, const JobStatus& s);
+tessera::v1::JobFinished ToJobFinished(uint64_t id, const JobStatus& s, uint64_t run = 0);
 
 }  // namespace tessera::noded

@@ -60,6 +60,14 @@ Result<int64_t> ParseBootTime(const std::string& proc_stat) {
   return InvalidArgument("/proc/stat: no btime line");
 }
 
+std::string DiscoverBootId() {
+  auto text = ReadFile("/proc/sys/kernel/random/boot_id");
+  if (!text.ok()) return "";
+  std::string id = *text;
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return id;
+}
+
 Result<int64_t> DiscoverBootTime() {
   auto text = ReadFile("/proc/stat");
   if (!text.ok()) return text.status();

@@ -16,5 +16,8 @@ Result<uint64_t> DiscoverMemoryMib();
 // btime (epoch seconds) from /proc/stat text.
 Result<int64_t> ParseBootTime(const std::string& proc_stat);
 Result<int64_t> DiscoverBootTime();
+// The kernel's boot id (/proc/sys/kernel/random/boot_id, a UUID new on every boot); "" when
+// it cannot be read. ctld tells a rebooted host from a reconnecting noded by it.
+std::string DiscoverBootId();
 
 }  // namespace tessera::noded

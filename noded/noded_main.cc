@@ -159,6 +159,7 @@ Result<NodeDescription> Describe(const std::string& node, GpuBackend& gpus,
   d.memory_mib = *mem;
   auto boot = DiscoverBootTime();
   d.boot_time = boot.ok() ? *boot : 0;
+  d.boot_id = DiscoverBootId();
   auto devs = gpus.Discover();
   if (!devs.ok()) return devs.status();
   d.gpus = *devs;

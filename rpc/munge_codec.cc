@@ -1,6 +1,8 @@
 #include "rpc/munge_codec.h"
 
+#include <arpa/inet.h>
 #include <munge.h>
+#include <netinet/in.h>
 
 #include <cstdlib>
 #include <memory>
@@ -57,6 +59,11 @@ Result<Identity> MungeCodec::Decode(const std::string& cred) const {
   }
   id.uid = uid;
   id.gid = gid;
+  in_addr addr{};
+  char text[INET_ADDRSTRLEN];
+  if (munge_ctx_get(ctx->get(), MUNGE_OPT_ADDR4, &addr) == EMUNGE_SUCCESS && addr.s_addr != 0 &&
+      inet_ntop(AF_INET, &addr, text, sizeof text))
+    id.origin = text;
   return id;
 }
 

@@ -12,6 +12,9 @@ struct Identity {
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::string payload;
+  // The IPv4 address of the host that encoded the credential, as munged put it there
+  // (MUNGE_OPT_ADDR4); "" when unknown. ctld checks a node's registration against it.
+  std::string origin;
 };
 
 // Interface so tests of handlers can run without munged.

@@ -109,6 +109,12 @@ struct JobRecord {
   uint32_t array_max_running = 0;
   uint32_t next_step_id = 0;   // trun steps: 0, 1, 2, ...
   bool requeue_requested = false;  // requeue (not end) when the running job reports its end
+  // The run (launch number) of the job's current or last start: set by every `started` event
+  // to one more than any earlier run (and above requeue_count), so it changes on every requeue.
+  // Launches, signals and acks carry it to the node and the node's reports carry it back; a
+  // report of another run never ends this one. 0 = never started, or a record written before
+  // runs existed (then reports are matched by node only, as before).
+  uint64_t run = 0;
   // Memory only (not described, so never persisted): the backfill reservation's start time.
   int64_t expected_start = 0;
 
@@ -122,7 +128,7 @@ BOOST_DESCRIBE_STRUCT(JobRecord, (),
                        submit_time, eligible_time, start_time, end_time, exit_code, exit_signal,
                        alloc, requeue_count, partition, time_limit_s, cancel_requested, message,
                        array_job_id, array_task_id, array_max_running, next_step_id,
-                       requeue_requested))
+                       requeue_requested, run))
 
 // Event types. Each documents the detail fields it carries.
 namespace event {
@@ -140,6 +146,9 @@ inline constexpr char kStepCreated[] = "step_created";  // {step_id}: next_step_
 inline constexpr char kSuspended[] = "suspended";    // {}: RUNNING -> SUSPENDED
 inline constexpr char kResumed[] = "resumed";        // {}: SUSPENDED -> RUNNING
 inline constexpr char kReason[] = "reason";          // {reason}: pending reason changed (not persisted)
+// {node, run, state, exit_code, exit_signal, message}: a node reported the end of a run that is
+// not the job's current one (an earlier run, killed after a requeue): recorded, changes nothing.
+inline constexpr char kStaleReport[] = "stale_report";
 }  // namespace event
 
 // The bulky part of a submission, kept only in the database (not in memory) until launch:

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <boost/mp11.hpp>
 
+#include <algorithm>
 #include <type_traits>
 
 namespace tessera::ctld {
@@ -90,6 +91,18 @@ std::string RequeuedDetail(const std::string& reason) {
   return json::serialize(o);
 }
 
+std::string StaleReportDetail(const std::string& node, uint64_t run, JobState state,
+                              int32_t exit_code, int32_t exit_signal, const std::string& message) {
+  json::object o;
+  o["node"] = node;
+  o["run"] = run;
+  o["state"] = static_cast<int>(state);
+  o["exit_code"] = exit_code;
+  o["exit_signal"] = exit_signal;
+  o["message"] = message;
+  return json::serialize(o);
+}
+
 std::string UpdatedDetail(const JobUpdate& u) {
   json::object o;
   if (u.time_limit_s != 0) o["time_limit_s"] = u.time_limit_s;
@@ -116,6 +129,7 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
     } else if (e.type == event::kStarted) {
       Read(d.at("alloc"), r.alloc);
       r.start_time = d.at("start_time").to_number<int64_t>();
+      r.run = std::max<uint64_t>(r.run, r.requeue_count) + 1;
       r.state = static_cast<int>(JobState::kRunning);
       r.reason = "None";
     } else if (e.type == event::kCancelRequested) {
@@ -157,6 +171,8 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       r.state = static_cast<int>(JobState::kSuspended);
     } else if (e.type == event::kResumed) {
       r.state = static_cast<int>(JobState::kRunning);
+    } else if (e.type == event::kStaleReport) {
+      // Only recorded (the job's events show it); the record does not change.
     } else if (e.type == event::kReason) {
       r.reason = json::value_to<std::string>(d.at("reason"));
     } else {

@@ -21,6 +21,9 @@ std::string StartedDetail(const std::vector<NodeAlloc>& alloc, int64_t start_tim
 std::string FinishedDetail(JobState state, int32_t exit_code, int32_t exit_signal,
                            int64_t end_time, const std::string& message);
 std::string RequeuedDetail(const std::string& reason);
+// A node's report of a run that is not the job's current one (event::kStaleReport).
+std::string StaleReportDetail(const std::string& node, uint64_t run, JobState state,
+                              int32_t exit_code, int32_t exit_signal, const std::string& message);
 struct JobUpdate {
   int64_t time_limit_s = 0;   // 0 = unchanged
   int64_t priority = -1;      // -1 = unchanged

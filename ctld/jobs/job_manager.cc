@@ -8,8 +8,10 @@
 
 namespace tessera::ctld {
 
-void JobManager::Recover(const Recovered& rec) {
+void JobManager::Recover(const Recovered& rec, std::vector<JobRecord> finished) {
   jobs_.clear();
+  for (auto& r : finished)
+    if (IsFinished(r.State())) jobs_[r.job_id] = std::move(r);
   for (const auto& r : rec.active_jobs) jobs_[r.job_id] = r;
   Reindex();
   next_id_ = std::max<uint64_t>({rec.max_job_id + 1, rec.reserved_job_id, 1});
@@ -273,6 +275,17 @@ void JobManager::MarkFinished(uint64_t id, JobState state, int32_t exit_code, in
   }
   Batch b;
   Transition(*r, event::kFinished, FinishedDetail(state, exit_code, exit_signal, end_time ? end_time : clock_->Now(), message), &b);
+  CommitBatch(std::move(b), std::move(done));
+}
+
+void JobManager::RecordStaleReport(uint64_t id, const std::string& detail, Done done) {
+  JobRecord* r = Find(id);
+  if (!r) {
+    if (done) done(Status::Ok());
+    return;
+  }
+  Batch b;
+  Transition(*r, event::kStaleReport, detail, &b);
   CommitBatch(std::move(b), std::move(done));
 }
 

@@ -32,6 +32,7 @@ struct Caller {
   uint32_t gid = 0;
   bool admin = false;     // root, TesseraAdmins
   bool operator_ = false; // TesseraOperators (job control on any job)
+  std::string origin;     // munge credentials: the encoding host's IPv4 address ("" = unknown)
   bool MayControl(const JobRecord& j) const { return admin || operator_ || uid == j.uid; }
 };
 
@@ -45,8 +46,10 @@ class JobManager {
 
   JobManager(Store* store, const Clock* clock) : store_(store), clock_(clock) {}
 
-  // Loads recovered state. Must be called before anything else.
-  void Recover(const Recovered& rec);
+  // Loads recovered state. Must be called before anything else. `finished`: archived jobs that
+  // ended less than MinJobAge ago (Store::RecentlyFinished); they are listed again until
+  // PurgeFinished drops them, as if the controller had not restarted.
+  void Recover(const Recovered& rec, std::vector<JobRecord> finished = {});
   void SetListener(EventListener l) { listener_ = std::move(l); }
 
   // Queues a validated job; `done` runs on the core (via post_to_core) once durable (or failed)
@@ -110,6 +113,9 @@ class JobManager {
   // Puts `before` back in memory as the job's record (a transition whose commit failed and
   // that nothing outside has acted on). Memory only: the disk never had the failed change.
   void Restore(const JobRecord& before);
+  // Records (durably, as event::kStaleReport) a node's report of a run that is not the job's
+  // current one; the job does not change. `done` as for the transitions above.
+  void RecordStaleReport(uint64_t id, const std::string& detail, Done done);
   // Pending reason (memory only: reasons are recomputed every cycle).
   void SetReason(uint64_t id, const std::string& reason, int64_t expected_start = 0);
 

@@ -49,8 +49,18 @@ class NodeLink {
  public:
   virtual ~NodeLink() = default;
   virtual void Launch(const JobRecord& job, const JobPayload& payload, int64_t kill_wait_s) = 0;
-  virtual void Signal(uint64_t job_id, int signal) = 0;   // 0 = cancel
-  virtual void AckFinished(uint64_t job_id) = 0;
+  // 0 = cancel. `run`: only that run of the job (JobRecord::run); 0 = whichever runs there.
+  virtual void Signal(uint64_t job_id, int signal, uint64_t run) = 0;
+  // Acknowledges the node's report of `run` of the job (0 = whichever it reported).
+  virtual void AckFinished(uint64_t job_id, uint64_t run) = 0;
+  // Ends the stream (the node sees it closed). Used when another registration replaces a node
+  // that stopped responding.
+  virtual void Disconnect() {}
+  // Writes an empty message on the stream (noded ignores it). Sent when a second registration
+  // for this node is refused: if the old connection is in fact dead (its noded restarted, or
+  // the host rebooted, without ctld noticing), the write fails, the stream ends, and the
+  // node's next registration is accepted.
+  virtual void Probe() {}
   struct Grant {
     uint64_t job_id;
     uint32_t step_id;
@@ -82,6 +92,7 @@ struct NodeRuntime {
   int64_t reason_time = 0;
   int64_t last_heartbeat = 0;
   int64_t boot_time = 0;
+  std::string boot_id;             // the host's boot id at the last registration ("" = unknown)
   uint32_t reported_cpus = 0;
   uint64_t reported_mem = 0;
   std::string version;

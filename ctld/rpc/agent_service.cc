@@ -2,11 +2,13 @@
 
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include "ctld/log.h"
 #include "ctld/rpc/convert.h"
+#include "ctld/rpc/node_identity.h"
 #include "rpc/grpc_util.h"
 
 namespace tessera::ctld::rpc {
@@ -17,7 +19,7 @@ namespace {
 
 class AgentLink final : public NodeLink {
  public:
-  explicit AgentLink(Stream* s) : stream_(s) {
+  AgentLink(Stream* s, grpc::ServerContext* ctx) : stream_(s), ctx_(ctx) {
     writer_ = std::thread([this] { WriteLoop(); });
   }
   ~AgentLink() override { Close(); }
@@ -27,17 +29,22 @@ class AgentLink final : public NodeLink {
     ToLaunch(job, payload, kill_wait_s, m.mutable_launch());
     Send(std::move(m));
   }
-  void Signal(uint64_t job_id, int signal) override {
+  void Signal(uint64_t job_id, int signal, uint64_t run) override {
     v1::ControllerMessage m;
     m.mutable_signal()->set_job_id(job_id);
     m.mutable_signal()->set_signal(signal);
+    m.mutable_signal()->set_run(run);
     Send(std::move(m));
   }
-  void AckFinished(uint64_t job_id) override {
+  void AckFinished(uint64_t job_id, uint64_t run) override {
     v1::ControllerMessage m;
     m.mutable_finished_ack()->set_job_id(job_id);
+    m.mutable_finished_ack()->set_run(run);
     Send(std::move(m));
   }
+  void Probe() override { Send(v1::ControllerMessage()); }
+  // Ends the stream: the handler's Read returns false and the node sees it closed.
+  void Disconnect() override { ctx_->TryCancel(); }
   void GrantStep(const Grant& g) override {
     v1::ControllerMessage m;
     auto* p = m.mutable_step_grant();
@@ -113,6 +120,7 @@ class AgentLink final : public NodeLink {
   }
 
   Stream* stream_;
+  grpc::ServerContext* ctx_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<v1::ControllerMessage> out_;
@@ -131,10 +139,19 @@ grpc::Status AgentService::Connect(grpc::ServerContext* ctx, Stream* stream) {
   if (!first.has_register_())
     return ToGrpc(InvalidArgument("the first message on a node stream must be register"));
   RegisterInfo info = FromProto(first.register_());
-  auto link = std::make_shared<AgentLink>(stream);
+  Status origin = CheckNodeOrigin(*cfg, info.node, caller->origin);
+  if (!origin.ok()) {
+    Log("auth: refused NodeAgent.Connect registration of " + info.node + " from " + ctx->peer() +
+        ": " + origin.message());
+    return ToGrpc(origin);
+  }
+  auto link = std::make_shared<AgentLink>(stream, ctx);
   auto reply = core_->Call([&] { return ctl_->OnRegister(info, link); });
   if (!reply.ok()) {
-    Log("refused registration of " + info.node + ": " + reply.status().message());
+    Log("auth: refused registration of " + info.node + " from " + ctx->peer() +
+        (caller->origin.empty() ? std::string() : " (munge origin " + caller->origin + ")") +
+        (info.boot_id.empty() ? std::string() : ", boot id " + info.boot_id) + ": " +
+        reply.status().message());
     link->Close();
     return ToGrpc(reply.status());
   }
@@ -147,7 +164,9 @@ grpc::Status AgentService::Connect(grpc::ServerContext* ctx, Stream* stream) {
   while (stream->Read(&msg)) {
     if (msg.has_heartbeat()) {
       std::vector<uint64_t> running(msg.heartbeat().running_jobs().begin(), msg.heartbeat().running_jobs().end());
-      core_->Post([this, node, running] { ctl_->OnHeartbeat(node, running); });
+      std::map<uint64_t, uint64_t> runs;
+      for (const auto& jr : msg.heartbeat().running_runs()) runs[jr.job_id()] = jr.run();
+      core_->Post([this, node, running, runs] { ctl_->OnHeartbeat(node, running, runs); });
     } else if (msg.has_finished()) {
       auto f = FromProto(msg.finished());
       core_->Post([this, node, f] { ctl_->OnJobFinished(node, f); });

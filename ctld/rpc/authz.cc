@@ -42,7 +42,9 @@ Result<Caller> Authorizer::Check(const grpc::ServerContext& ctx, const char* met
     Log(std::string("auth: refused ") + method + " from " + ctx.peer() + ": " + id.status().message());
     return id.status();
   }
-  return Authorize(id->uid, id->gid, ctx.peer(), method, role, cfg);
+  auto caller = Authorize(id->uid, id->gid, ctx.peer(), method, role, cfg);
+  if (caller.ok()) caller->origin = id->origin;
+  return caller;
 }
 
 Result<Caller> Authorizer::Authorize(uint32_t uid, uint32_t gid, const std::string& peer,

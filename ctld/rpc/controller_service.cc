@@ -11,6 +11,7 @@
 #include "common/control_chars.h"
 #include "common/duration.h"
 #include "ctld/log.h"
+#include "ctld/rpc/accounting_live.h"
 #include "ctld/rpc/convert.h"
 #include "ctld/rpc/job_listing.h"
 #include "ctld/rpc/local_server.h"
@@ -437,12 +438,11 @@ grpc::Status ControllerService::QueryAccounting(grpc::ServerContext* ctx, const 
     seen.insert(j.job_id);
     ToProto(j, resp->add_jobs());
   }
-  // Jobs still active are part of accounting too (sacct shows pending and running jobs).
+  // Jobs still active are part of accounting too (sacct shows pending and running jobs), and so
+  // are jobs that ended but whose archive row is not committed yet (accounting_live.h).
   core_->Call([&] {
     for (const auto& [id, j] : ctl_->jobs().jobs()) {
-      if (seen.count(id) || IsFinished(j.State()) || !ctl_->jobs().IsDurable(id)) continue;
-      if (!Has(f.job_ids, id) || !Has(f.uids, j.uid) || !Has(f.states, j.state)) continue;
-      if (f.end_before && j.submit_time > f.end_before) continue;
+      if (seen.count(id) || !ctl_->jobs().IsDurable(id) || !LiveJobMatches(j, f)) continue;
       ToProto(j, resp->add_jobs());
     }
     return 0;

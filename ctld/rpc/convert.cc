@@ -222,7 +222,8 @@ void ToProto(const JobEvent& e, v1::JobEvent* out) {
 }
 
 RegisterInfo::Finished FromProto(const v1::JobFinished& p) {
-  return {p.job_id(), static_cast<JobState>(p.state()), p.exit_code(), p.exit_signal(), p.end_time(), p.message()};
+  return {p.job_id(),   static_cast<JobState>(p.state()), p.exit_code(), p.exit_signal(),
+          p.end_time(), p.message(), p.run()};
 }
 
 GpuState FromProto(const v1::GpuDevice& g) {
@@ -254,6 +255,8 @@ RegisterInfo FromProto(const v1::Register& p) {
   for (const auto& h : p.hcas())
     r.hcas.push_back({h.name(), h.port(), h.state(), h.rate(), h.link_layer(), h.pci_bus_id(), h.numa_node()});
   r.running.assign(p.running_jobs().begin(), p.running_jobs().end());
+  for (const auto& jr : p.running_runs()) r.runs[jr.job_id()] = jr.run();
+  r.boot_id = p.boot_id();
   for (const auto& f : p.finished()) r.finished.push_back(FromProto(f));
   r.boot_time = p.boot_time();
   r.version = p.version();
@@ -262,6 +265,7 @@ RegisterInfo FromProto(const v1::Register& p) {
 
 void ToLaunch(const JobRecord& r, const JobPayload& payload, int64_t kill_wait_s, v1::LaunchJob* out) {
   out->set_job_id(r.job_id);
+  out->set_run(r.run);
   out->set_name(r.spec.name);
   out->set_uid(r.uid);
   out->set_gid(r.gid);

@@ -388,6 +388,21 @@ Result<std::vector<JobRecord>> Store::QueryAccounting(const AccountingFilter& f)
   return out;
 }
 
+Result<std::vector<JobRecord>> Store::RecentlyFinished(int64_t since) {
+  std::lock_guard<std::mutex> l(read_mu_);
+  Stmt s(rdb_, "SELECT record FROM acct_jobs WHERE end_time >= ? AND job_id NOT IN "
+               "(SELECT job_id FROM jobs) ORDER BY job_id");
+  if (!s.ok()) return s.Error("load recently finished jobs");
+  s.Bind(1, since);
+  std::vector<JobRecord> out;
+  while (s.Step() == SQLITE_ROW) {
+    auto r = DecodeRecord(s.Text(0));
+    if (!r.ok()) return r.status();
+    out.push_back(std::move(*r));
+  }
+  return out;
+}
+
 Result<std::vector<JobEvent>> Store::EventsForJob(uint64_t job_id) {
   std::lock_guard<std::mutex> l(read_mu_);
   Stmt s(rdb_, "SELECT seq, job_id, time, type, detail FROM job_events WHERE job_id=? ORDER BY seq");

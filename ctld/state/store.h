@@ -124,6 +124,9 @@ class Store {
   Status CommitSync(Batch batch);  // blocks until durable
 
   Result<std::vector<JobRecord>> QueryAccounting(const AccountingFilter& f);
+  // Archived jobs that ended at or after `since` and are not active again (a requeued finished
+  // job): what a restarted controller keeps listing until MinJobAge has passed.
+  Result<std::vector<JobRecord>> RecentlyFinished(int64_t since);
   Result<std::vector<JobEvent>> EventsForJob(uint64_t job_id);
   // The script and environment of an active job. NotFound once the job is archived.
   Result<JobPayload> LoadPayload(uint64_t job_id);

@@ -24,10 +24,10 @@ class RecordingLink : public NodeLink {
   void Launch(const JobRecord& job, const JobPayload&, int64_t) override {
     sent.push_back("launch " + std::to_string(job.job_id));
   }
-  void Signal(uint64_t id, int sig) override {
+  void Signal(uint64_t id, int sig, uint64_t) override {
     sent.push_back("signal " + std::to_string(id) + " " + std::to_string(sig));
   }
-  void AckFinished(uint64_t) override {}
+  void AckFinished(uint64_t, uint64_t) override {}
   void GrantStep(const Grant&) override {}
   void ConfigureMig(uint64_t, uint32_t, const std::vector<MigPlacementReq>&,
                     const std::vector<std::string>&) override {}

@@ -1,0 +1,17 @@
+#pragma once
+// tacct reads the archive (acct_jobs) and then the controller's live table. A job's end is in
+// the live table at once but reaches the archive only when its transaction commits (the
+// writer's group commit, which lags under load): the live pass therefore includes finished
+// jobs too, so every job that has ended is in the answer from the moment it ended - the archive
+// read comes first, and a job missing there is still in memory (finished jobs stay MinJobAge).
+#include "ctld/jobs/job.h"
+#include "ctld/state/store.h"
+
+namespace tessera::ctld::rpc {
+
+// Whether a live record belongs in an accounting answer for `f`, as the archive query would
+// select it (same job id, uid, state filters; a finished job by its end time, an active one
+// whatever the start filter; submitted and started before `end_before`).
+bool LiveJobMatches(const JobRecord& j, const AccountingFilter& f);
+
+}  // namespace tessera::ctld::rpc
