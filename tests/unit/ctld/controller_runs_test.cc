@@ -72,8 +72,8 @@ struct CtldFixture {
     std::string conf = dir.path + "/tessera.conf";
     std::ofstream(conf) << "ClusterName=t\nSlurmctldHost=localhost\nStateSaveLocation=" << dir.path
                         << "/state\nSlurmdTimeout=30\nMinJobAge=600\n"
-                        << "NodeName=n1 NodeAddr=127.0.0.1 CPUs=2 RealMemory=1024\n"
-                        << "NodeName=n2 NodeAddr=127.0.0.1 CPUs=2 RealMemory=1024\n"
+                        << "NodeName=n1 NodeAddr=127.0.0.1 Port=7001 CPUs=2 RealMemory=1024\n"
+                        << "NodeName=n2 NodeAddr=127.0.0.1 Port=7002 CPUs=2 RealMemory=1024\n"
                         << "PartitionName=p Nodes=n1,n2 Default=YES MaxTime=60 State=UP\n";
     auto loaded = LoadConfig(conf);
     REQUIRE(loaded.ok());
