@@ -123,8 +123,8 @@ def test_requeue_request_survives_a_restart(fresh_cluster):
     job = c.submit(["--wrap", "sleep 3"], user="tessera-bob", cwd=work)
     wait_for(lambda: _show(c, job)["JobState"] == "RUNNING", what="job to run")
     log = os.path.join(c.dir, "noded-it1.log")
-    stepd = wait_for(lambda: re.search(rf"job {job}: launched, tessera-stepd pid (\d+)", open(log).read()),
-                     what="the job's stepd").group(1)
+    stepd = wait_for(lambda: re.search(rf"job {job}( run \d+)?: launched, tessera-stepd pid (\d+)", open(log).read()),
+                     what="the job's stepd").group(2)
     os.kill(int(stepd), signal.SIGSTOP)  # the job's end cannot be reported before the restart
     try:
         c.run(["tcontrol", "requeue", str(job)])
