@@ -55,6 +55,17 @@ class Stmt {
   bool owned_ = true;
 };
 
+// The job records of every row left in `s` (column 0: the record's JSON).
+Result<std::vector<JobRecord>> DecodeRecords(Stmt& s) {
+  std::vector<JobRecord> out;
+  while (s.Step() == SQLITE_ROW) {
+    auto r = DecodeRecord(s.Text(0));
+    if (!r.ok()) return r.status();
+    out.push_back(std::move(*r));
+  }
+  return out;
+}
+
 Status StepDone(Stmt& s, const std::string& what) {
   if (!s.ok() || s.Step() != SQLITE_DONE) return s.Error(what);
   return Status::Ok();
@@ -218,11 +229,9 @@ Result<Recovered> Store::Load() {
   Recovered out;
   Stmt s(rdb_, "SELECT record FROM jobs ORDER BY job_id");
   if (!s.ok()) return s.Error("load jobs");
-  while (s.Step() == SQLITE_ROW) {
-    auto r = DecodeRecord(s.Text(0));
-    if (!r.ok()) return r.status();
-    out.active_jobs.push_back(std::move(*r));
-  }
+  auto active = DecodeRecords(s);
+  if (!active.ok()) return active.status();
+  out.active_jobs = std::move(*active);
   Stmt m(rdb_, "SELECT MAX(id) FROM (SELECT MAX(job_id) AS id FROM jobs UNION ALL SELECT MAX(job_id) FROM acct_jobs)");
   if (m.ok() && m.Step() == SQLITE_ROW) out.max_job_id = static_cast<uint64_t>(m.Int(0));
   Stmt e(rdb_, "SELECT MAX(seq) FROM job_events");
@@ -379,13 +388,7 @@ Result<std::vector<JobRecord>> Store::QueryAccounting(const AccountingFilter& f)
     s.Bind(i++, f.end_before);
     s.Bind(i++, f.end_before);
   }
-  std::vector<JobRecord> out;
-  while (s.Step() == SQLITE_ROW) {
-    auto r = DecodeRecord(s.Text(0));
-    if (!r.ok()) return r.status();
-    out.push_back(std::move(*r));
-  }
-  return out;
+  return DecodeRecords(s);
 }
 
 Result<std::vector<JobRecord>> Store::RecentlyFinished(int64_t since) {
@@ -394,13 +397,7 @@ Result<std::vector<JobRecord>> Store::RecentlyFinished(int64_t since) {
                "(SELECT job_id FROM jobs) ORDER BY job_id");
   if (!s.ok()) return s.Error("load recently finished jobs");
   s.Bind(1, since);
-  std::vector<JobRecord> out;
-  while (s.Step() == SQLITE_ROW) {
-    auto r = DecodeRecord(s.Text(0));
-    if (!r.ok()) return r.status();
-    out.push_back(std::move(*r));
-  }
-  return out;
+  return DecodeRecords(s);
 }
 
 Result<std::vector<JobEvent>> Store::EventsForJob(uint64_t job_id) {

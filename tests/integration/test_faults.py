@@ -137,6 +137,7 @@ def test_requeue_request_survives_a_restart(fresh_cluster):
              timeout=40, what="the job to be requeued after the restart")
     assert c.wait_state(job, "COMPLETED", timeout=30)[0] == "COMPLETED"
 
+
 def test_job_end_on_a_full_state_disk_is_recorded_once_there_is_space(fresh_cluster):
     c = fresh_cluster(nodes=1, node_timeout=30)
     state = os.path.join(c.dir, "state")
