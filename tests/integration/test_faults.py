@@ -3,11 +3,12 @@ daemons (harness.Cluster), injects one fault between or inside processes, and ch
 acknowledged change is lost, nothing runs twice at once, no id is reused, and every refusal
 names its cause. Sections:
 
-  1. full disk during each kind of change
-  2. damaged, empty, foreign and read-only databases
+  1. full disk during each kind of change (and a requeue request across a kill -9)
+  2. damaged, empty, foreign and read-only databases; private state files; online backup
   3. kill -9 of ctld at random points of a 1,000-job flow with cancels and requeues
-  4. node hang past SlurmdTimeout; a duplicate node registration
-  5. hostile local socket clients
+  4. node hang past SlurmdTimeout; a duplicate node registration; finished jobs across a
+     restart; tacct while the state writer lags
+  5. hostile local socket clients (and config lines that must be refused)
 """
 import os
 import pwd
