@@ -12,22 +12,26 @@ import pytest
 from harness import Cluster, wait_for
 
 GRES = "NodeName=it[1-2] Name=gpu Type=a100 Count=3 MemoryMiB=40960 Simulated=yes\n"
-DEVICES = "/sys/fs/cgroup/devices"
+CG = "/sys/fs/cgroup"
+V1 = os.path.exists(os.path.join(CG, "devices", "devices.list"))  # else v2: no rules to read
 
-# Each task prints its node, its GPU variables, its cgroups and the device rules of its devices
-# cgroup (readable by the task itself).
-TASK = ("echo host=$SLURMD_NODENAME cvd=$CUDA_VISIBLE_DEVICES nvd=$NVIDIA_VISIBLE_DEVICES "
-        "jobgpus=$SLURM_JOB_GPUS stepgpus=$SLURM_STEP_GPUS ord=$GPU_DEVICE_ORDINAL; "
-        "d=$(sed -n \"s/^[0-9]*:devices://p\" /proc/self/cgroup); echo host=$SLURMD_NODENAME devcg=$d; "
-        "c=$(sed -n \"s/^[0-9]*:cpuset://p\" /proc/self/cgroup); "
-        "echo host=$SLURMD_NODENAME cpus=$(cat /sys/fs/cgroup/cpuset$c/cpuset.cpus 2>/dev/null); "
-        "sed \"s/^/host=$SLURMD_NODENAME rule=/\" " + DEVICES + "$d/devices.list")
+# Each task prints its node, its GPU variables, its cgroup (v1: the devices one, v2: the unified
+# one), the cpus of its cpuset and (v1) the device rules of its devices cgroup, readable by the
+# task itself.
+if V1:
+    CGROUP = ("d=$(sed -n \"s/^[0-9]*:devices://p\" /proc/self/cgroup); "
+              "c=$(sed -n \"s/^[0-9]*:cpuset://p\" /proc/self/cgroup); cpus=" + CG + "/cpuset$c")
+else:
+    CGROUP = "d=$(sed -n \"s/^0:://p\" /proc/self/cgroup); cpus=" + CG + "$d"
+TASK = ("h=host=$SLURMD_NODENAME; echo $h cvd=$CUDA_VISIBLE_DEVICES nvd=$NVIDIA_VISIBLE_DEVICES "
+        "jobgpus=$SLURM_JOB_GPUS stepgpus=$SLURM_STEP_GPUS ord=$GPU_DEVICE_ORDINAL; " + CGROUP +
+        "; echo $h cg=$d; echo $h cpus=$(cat $cpus/cpuset.cpus.effective $cpus/cpuset.cpus "
+        "2>/dev/null | head -1); "
+        "sed \"s/^/$h rule=/\" " + CG + "/devices$d/devices.list 2>/dev/null")
 
 
 @pytest.fixture(scope="module")
 def gang():
-    if not os.path.exists(os.path.join(DEVICES, "devices.list")):
-        pytest.skip("needs a cgroup v1 devices hierarchy under /sys/fs/cgroup")
     c = Cluster(nodes=2, node_extra="Gres=gpu:a100:3", gres=GRES)
     try:
         yield c.start()
@@ -98,13 +102,16 @@ def test_every_node_gets_its_own_gpus_and_job_cgroup(gang, gpus_per_node):
         assert f.get("nvd") == want, (node, out)
         assert f.get("jobgpus") == idx and f.get("stepgpus") == idx and f.get("ord") == idx, (node, out)
         # A job cgroup of this node (its name has the node and the job), not the root.
-        assert re.search(rf"/tessera/{node}-[0-9a-f]+/job_\d+$", f.get("devcg", "")), (node, out)
+        assert re.search(rf"/tessera/{node}-[0-9a-f]+/job_\d+$", f.get("cg", "")), (node, out)
         assert f.get("cpus"), (node, out)
+        if not V1:
+            continue  # v2: the device rules are a BPF program, not readable here
         rules = f.get("rules", [])
         assert "a *:* rwm" not in rules, (node, out)
         gpu_rules = sorted(r for r in rules if r.startswith("c 195:") and r != "c 195:255 rwm")
         # Simulated GPU i is /dev/nvidia<i>: only the allocated ones are allowed.
         assert gpu_rules == sorted(f"c 195:{i} rwm" for i in alloc[node]), (node, out)
     # The second node's job cgroup is gone once the job has ended.
-    cg = fields(out, "it2")["devcg"]
-    wait_for(lambda: not os.path.exists(DEVICES + cg), what=f"{cg} to be removed")
+    for node in ("it1", "it2"):
+        cg = (CG + "/devices" if V1 else CG) + fields(out, node)["cg"]
+        wait_for(lambda: not os.path.exists(cg), what=f"{cg} to be removed")
