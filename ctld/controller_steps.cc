@@ -16,7 +16,11 @@ Result<Controller::StepReply> Controller::CreateStep(uint64_t job_id, const Call
   if (!layout.ok()) return layout.status();
   StepReply reply;
   std::vector<std::string> names;
+  std::vector<NodeAlloc> allocs;  // each node's own GPUs/CPUs/memory, for its grant
   for (const auto& p : *layout) {
+    auto a = StepNodeAlloc(*j, p.node);
+    if (!a.ok()) return a.status();
+    allocs.push_back(*a);
     NodeRuntime* n = nodes_.Find(p.node);
     if (!n || !n->link) return Unavailable("node " + p.node + " of job " + std::to_string(job_id) + " is not connected");
     reply.nodes.push_back(n->config);
@@ -41,7 +45,7 @@ Result<Controller::StepReply> Controller::CreateStep(uint64_t job_id, const Call
   for (size_t i = 0; i < reply.layout.size(); ++i) {
     NodeLink::Grant g{job_id, step.step_id, j->uid, j->gid, j->user, reply.layout[i].ranks,
                       static_cast<uint32_t>(i), reply.ntasks, std::max<uint32_t>(1, req.cpus_per_task),
-                      reply.nodelist, reply.master_addr, reply.master_port};
+                      reply.nodelist, reply.master_addr, reply.master_port, allocs[i]};
     nodes_.Find(reply.layout[i].node)->link->GrantStep(g);
   }
   steps_[{job_id, step.step_id}] = step;

@@ -50,4 +50,11 @@ Result<std::vector<StepPlacement>> LayoutStep(const JobRecord& job, const StepRe
   return out;
 }
 
+Result<NodeAlloc> StepNodeAlloc(const JobRecord& job, const std::string& node) {
+  for (const auto& a : job.alloc)
+    if (a.node == node) return a;
+  return FailedPrecondition("job " + std::to_string(job.job_id) + " has no allocation on node " +
+                            node);
+}
+
 }  // namespace tessera::ctld

@@ -25,4 +25,8 @@ struct StepPlacement {
 // Errors name what does not fit (more nodes than the job has, more CPUs than allocated).
 Result<std::vector<StepPlacement>> LayoutStep(const JobRecord& job, const StepRequest& req);
 
+// The job's allocation on `node` (its own GPU indices, CPUs, memory): what the step grant sent
+// to that node carries. kFailedPrecondition naming the job and node when the job has none there.
+Result<NodeAlloc> StepNodeAlloc(const JobRecord& job, const std::string& node);
+
 }  // namespace tessera::ctld

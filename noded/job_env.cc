@@ -78,6 +78,58 @@ std::string CompressTasksPerNode(const std::vector<uint32_t>& tasks) {
   return out;
 }
 
+void SetNodeGpuEnv(const tessera::v1::NodeAllocation* mine,
+                   const std::vector<std::string>& gpu_uuids, const std::vector<std::string>& hcas,
+                   EnvMap& env, std::string* error, bool replace_inherited) {
+  static const char* const kOwned[] = {
+      "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+      "SLURM_JOB_GPUS", "TESSERA_JOB_GPUS", "SLURM_GPUS_ON_NODE", "TESSERA_GPUS_ON_NODE",
+      "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "NCCL_IB_HCA",
+      "UCX_NET_DEVICES"};
+  if (replace_inherited)
+    for (const char* k : kOwned) env.erase(k);
+  std::string uuids, indices;
+  size_t ngpus = 0;
+  if (mine) {
+    for (uint32_t idx : mine->gpu_indices()) {
+      if (idx >= gpu_uuids.size()) {
+        if (error) *error = "GPU index " + std::to_string(idx) + " allocated on node " +
+                            mine->node() + " which has " + std::to_string(gpu_uuids.size()) +
+                            " GPUs";
+        continue;
+      }
+      uuids += (uuids.empty() ? "" : ",") + gpu_uuids[idx];
+      indices += (indices.empty() ? "" : ",") + std::to_string(idx);
+      ++ngpus;
+    }
+    for (const auto& m : mine->mig_uuids()) {
+      uuids += (uuids.empty() ? "" : ",") + m;
+      ++ngpus;
+    }
+  }
+  uint32_t mps_pct = mine ? mine->mps_active_thread_percentage() : 0;
+  uint64_t mps_mem = mine ? mine->mps_pinned_mem_mib() : 0;
+  if (ngpus > 0 && mps_pct > 0)
+    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(std::min<uint32_t>(mps_pct, 100));
+  if (ngpus > 0 && mps_mem > 0) {
+    std::string lim;
+    for (size_t i = 0; i < ngpus; ++i)
+      lim += (i ? "," : "") + std::to_string(i) + "=" + std::to_string(mps_mem) + "M";
+    env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = lim;
+  }
+  if (!hcas.empty()) {
+    std::string h;
+    for (const auto& x : hcas) h += (h.empty() ? "" : ",") + x;
+    env["NCCL_IB_HCA"] = env["UCX_NET_DEVICES"] = h;
+  }
+  if (ngpus > 0) {
+    env["CUDA_VISIBLE_DEVICES"] = env["NVIDIA_VISIBLE_DEVICES"] = uuids;
+    env["SLURM_GPUS_ON_NODE"] = env["TESSERA_GPUS_ON_NODE"] = std::to_string(ngpus);
+  }
+  if (!indices.empty())
+    env["SLURM_JOB_GPUS"] = env["TESSERA_JOB_GPUS"] = env["GPU_DEVICE_ORDINAL"] = indices;
+}
+
 EnvMap BuildJobEnv(const tessera::v1::LaunchJob& launch, const NodeFacts& node,
                    const UserInfo& user, std::string* error) {
   EnvMap env = launch.env_block().empty() ? EnvMap(launch.env().begin(), launch.env().end())
@@ -95,51 +147,7 @@ EnvMap BuildJobEnv(const tessera::v1::LaunchJob& launch, const NodeFacts& node,
     else
       env["TESSERA_" + key.substr(6)] = value;
   }
-  std::string uuids;
-  size_t ngpus = 0;
-  for (const auto& a : launch.alloc()) {
-    if (a.node() != node.node_name) continue;
-    for (uint32_t idx : a.gpu_indices()) {
-      if (idx >= node.gpu_uuids.size()) {
-        if (error) *error = "GPU index " + std::to_string(idx) + " allocated on node " +
-                            node.node_name + " which has " +
-                            std::to_string(node.gpu_uuids.size()) + " GPUs";
-        continue;
-      }
-      if (!uuids.empty()) uuids += ',';
-      uuids += node.gpu_uuids[idx];
-      ++ngpus;
-    }
-  }
-  uint32_t mps_pct = 0;
-  uint64_t mps_mem = 0;
-  for (const auto& a : launch.alloc()) {
-    if (a.node() != node.node_name) continue;
-    for (const auto& m : a.mig_uuids()) {
-      if (!uuids.empty()) uuids += ',';
-      uuids += m;
-      ++ngpus;
-    }
-    mps_pct = a.mps_active_thread_percentage();
-    mps_mem = a.mps_pinned_mem_mib();
-  }
-  if (ngpus > 0 && mps_pct > 0)
-    env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(std::min<uint32_t>(mps_pct, 100));
-  if (ngpus > 0 && mps_mem > 0) {
-    std::string lim;
-    for (size_t i = 0; i < ngpus; ++i)
-      lim += (i ? "," : "") + std::to_string(i) + "=" + std::to_string(mps_mem) + "M";
-    env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = lim;
-  }
-  if (!node.hcas.empty()) {
-    std::string h;
-    for (const auto& x : node.hcas) h += (h.empty() ? "" : ",") + x;
-    env["NCCL_IB_HCA"] = env["UCX_NET_DEVICES"] = h;
-  }
-  if (ngpus > 0) {
-    env["CUDA_VISIBLE_DEVICES"] = uuids;
-    env["SLURM_GPUS_ON_NODE"] = env["TESSERA_GPUS_ON_NODE"] = std::to_string(ngpus);
-  }
+  SetNodeGpuEnv(FindAlloc(launch, node.node_name), node.gpu_uuids, node.hcas, env, error, false);
   return env;
 }
 

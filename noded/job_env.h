@@ -19,6 +19,9 @@
 // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=<n> and CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="<gpu>=<n>M" for
 // every allocated GPU index in CUDA_VISIBLE_DEVICES order (0..k-1, as CUDA numbers them).
 // RDMA (NodeFacts.hcas, "mlx5_0:1"): NCCL_IB_HCA=mlx5_0:1,... and UCX_NET_DEVICES=mlx5_0:1,...
+// As Slurm also: NVIDIA_VISIBLE_DEVICES = CUDA_VISIBLE_DEVICES; SLURM_JOB_GPUS (twin
+// TESSERA_JOB_GPUS) and GPU_DEVICE_ORDINAL = this node's allocated GPU indices ("0,1"; whole
+// GPUs only). All of these come from SetNodeGpuEnv (trun's tasks get them the same way).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -49,6 +52,16 @@ inline constexpr char kDefaultPath[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin
 // this node does not have.
 EnvMap BuildJobEnv(const tessera::v1::LaunchJob& launch, const NodeFacts& node,
                    const UserInfo& user, std::string* error = nullptr);
+
+// The GPU and RDMA variables above for this node's allocation `mine` (nullptr: nothing allocated
+// here), `gpu_uuids` indexed by GPU index and the job's HCA ports here. With
+// `replace_inherited` every one of these variables already in `env` (trun's tasks: inherited
+// from the batch node) is removed first, so `env` names this node's devices only; without it
+// (the batch job) a submitter's own value survives where nothing is allocated. Errors as
+// BuildJobEnv's.
+void SetNodeGpuEnv(const tessera::v1::NodeAllocation* mine,
+                   const std::vector<std::string>& gpu_uuids, const std::vector<std::string>& hcas,
+                   EnvMap& env, std::string* error = nullptr, bool replace_inherited = true);
 
 // Slurm's SLURM_TASKS_PER_NODE syntax: runs of equal counts as "N(xK)": {2,2,2,1} -> "2(x3),1".
 std::string CompressTasksPerNode(const std::vector<uint32_t>& tasks);

@@ -227,7 +227,12 @@ int Main(int argc, char** argv) {
 
   rpc::MungeCodec codec(cfg->munge_socket);
   StepGrants grants;
-  StepService steps({flags.node, spool.root(), cfg->kill_wait_s}, grants, codec, Log);
+  IsolationPlanner planner(MakeIsolationFacts(flags.node, *settings, *desc, spool.root()),
+                           CoreMap(AllowedCores()));
+  StepServiceOptions step_opts{flags.node, spool.root(), cfg->kill_wait_s};
+  for (const auto& g : desc->gpus) step_opts.gpu_uuids.push_back(g.uuid);
+  step_opts.planner = &planner;
+  StepService steps(step_opts, grants, codec, Log);
   int port = 0;
   auto server = StartNodeServer(*cfg, nc->port, &port, &steps);
   if (!server.ok()) return Fatal(server.status().message());
@@ -241,8 +246,6 @@ int Main(int argc, char** argv) {
   if (Status z = control.Prestart(); !z.ok()) Log(z.message() + " (stepd is exec'd per job)");
   ProcStepdProbe probe;
   SystemClock clock;
-  IsolationPlanner planner(MakeIsolationFacts(flags.node, *settings, *desc, spool.root()),
-                           CoreMap(AllowedCores()));
   JobManager jobs(spool, control, probe, clock, Log, &planner);
   GpuManager gpu_manager(*gpu_backend, desc->gpus, settings->ignored_xids, Log);
   if (Status st = jobs.Recover(); !st.ok()) return Fatal(st.message());

@@ -22,13 +22,10 @@ std::string StepName(uint64_t job, uint32_t step) {
   return std::to_string(job) + "." + std::to_string(step);
 }
 
-// The job's cgroup on this node, when its batch step made one (job.<id>/isolation).
-std::unique_ptr<CgroupManager> JobCgroup(const std::string& spool, uint64_t job,
+// The job's cgroup on this node (its batch step's, or the step cgroup of another node).
+std::unique_ptr<CgroupManager> JobCgroup(const std::optional<JobIsolation>& iso,
                                          std::string* name) {
-  auto text = ReadFile(spool + "/job." + std::to_string(job) + "/isolation");
-  if (!text.ok()) return nullptr;
-  auto iso = ParseJobIsolation(*text);
-  if (!iso.ok() || iso->cgroup_root.empty()) return nullptr;
+  if (!iso || iso->cgroup_root.empty()) return nullptr;
   auto cg = MakeCgroupManager(DetectCgroupsOnHost(iso->cgroup_root));
   if (!cg || !cg->Procs(iso->cgroup.name).ok()) return nullptr;
   *name = iso->cgroup.name;
@@ -39,7 +36,11 @@ std::unique_ptr<CgroupManager> JobCgroup(const std::string& spool, uint64_t job,
 
 StepService::StepService(StepServiceOptions opts, StepGrants& grants,
                          const rpc::CredentialCodec& codec, LogFn log)
-    : opts_(std::move(opts)), grants_(grants), codec_(codec), log_(std::move(log)) {}
+    : opts_(std::move(opts)),
+      grants_(grants),
+      codec_(codec),
+      log_(log),
+      cgroups_(opts_.planner, opts_.spool_root, log) {}
 
 Result<v1::StepGrant> StepService::Authorize(const grpc::ServerContext& ctx, uint64_t job_id,
                                              uint32_t step_id, std::chrono::milliseconds wait) {
@@ -75,10 +76,14 @@ Result<TaskPlan> StepService::MakePlan(const v1::RunTasksRequest& req, const v1:
   plan.cwd = req.cwd();
   plan.argv.assign(req.argv().begin(), req.argv().end());
   plan.kill_wait_ms = opts_.kill_wait_s * 1000;
+  NodeFacts node;
+  node.node_name = opts_.node_name;
+  node.gpu_uuids = opts_.gpu_uuids;
+  if (auto iso = cgroups_.Find(g.job_id())) node.hcas = iso->hcas;
   for (int i = 0; i < g.ranks_size(); ++i) {
     TaskPlan::Task t;
     t.rank = g.ranks(i);
-    t.env = EnvToStrings(BuildTaskEnv(req, g, static_cast<uint32_t>(i), opts_.node_name));
+    t.env = EnvToStrings(BuildTaskEnv(req, g, static_cast<uint32_t>(i), node));
     plan.tasks.push_back(std::move(t));
   }
   return plan;
@@ -95,7 +100,7 @@ grpc::Status StepService::RunTasks(grpc::ServerContext* ctx, const v1::RunTasksR
     return rpc::ToGrpc(FailedPrecondition("step " + step + " was already started on node " +
                                           opts_.node_name));
   std::string cg_name;
-  auto cgroup = JobCgroup(opts_.spool_root, req->job_id(), &cg_name);
+  auto cgroup = JobCgroup(cgroups_.Find(req->job_id()), &cg_name);
   if (cgroup) {
     plan->cgroup = cgroup.get();
     plan->cgroup_name = cg_name;
@@ -117,11 +122,14 @@ grpc::Status StepService::RunTasks(grpc::ServerContext* ctx, const v1::RunTasksR
                  (cgroup ? " in cgroup " + cg_name : ""));
   tasks.Run([&](const v1::TaskOutput& m) { return writer->Write(m); },
             [&] { return ctx->IsCancelled(); });
+  bool last = true;  // of the job's steps running here
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_.erase(key);
+    for (const auto& [k, t] : running_) last = last && k.first != req->job_id();
   }
   if (log_) log_("step " + step + ": tasks ended");
+  if (last) cgroups_.Remove(req->job_id());  // only once the job ended (StopJob)
   return grpc::Status::OK;
 }
 
@@ -140,9 +148,14 @@ grpc::Status StepService::SignalTasks(grpc::ServerContext* ctx,
 
 void StepService::StopJob(uint64_t job_id) {
   grants_.DropJob(job_id);
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [key, tasks] : running_)
-    if (key.first == job_id) tasks->Cancel();
+  bool busy = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, tasks] : running_)
+      if (key.first == job_id) tasks->Cancel(), busy = true;
+    cgroups_.End(job_id);  // under mu_: a step ending now sees the job ended
+  }
+  if (!busy) cgroups_.Remove(job_id);  // else the last step to end removes it
 }
 
 size_t StepService::RunningSteps() const {

@@ -15,6 +15,14 @@ size_t HostCount(const std::string& nodelist) {
 
 EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::StepGrant& grant,
                     uint32_t local_index, const std::string& node_name) {
+  NodeFacts node;
+  node.node_name = node_name;
+  return BuildTaskEnv(req, grant, local_index, node);
+}
+
+EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::StepGrant& grant,
+                    uint32_t local_index, const NodeFacts& node) {
+  const std::string& node_name = node.node_name;
   EnvMap env(req.env().begin(), req.env().end());
   uint32_t rank = grant.ranks(static_cast<int>(local_index));
   EnvMap slurm;
@@ -44,6 +52,13 @@ EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::
   env["LOCAL_RANK"] = std::to_string(local_index);
   env["WORLD_SIZE"] = std::to_string(grant.ntasks());
   env["LOCAL_WORLD_SIZE"] = std::to_string(grant.ranks_size());
+  if (grant.has_alloc()) {  // this node's own GPUs and HCAs, never the batch node's
+    SetNodeGpuEnv(&grant.alloc(), node.gpu_uuids, node.hcas, env, nullptr, true);
+    env.erase("SLURM_STEP_GPUS");
+    env.erase("TESSERA_STEP_GPUS");
+    if (env.count("SLURM_JOB_GPUS"))
+      env["SLURM_STEP_GPUS"] = env["TESSERA_STEP_GPUS"] = env["SLURM_JOB_GPUS"];
+  }
   return env;
 }
 

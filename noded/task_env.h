@@ -12,6 +12,11 @@
 // a TESSERA_ twin of each SLURM_X (TESSERA_X; SLURMD_NODENAME's is TESSERA_NODENAME), and
 //   MASTER_ADDR MASTER_PORT (when the grant has them)  RANK LOCAL_RANK WORLD_SIZE
 //   LOCAL_WORLD_SIZE (PyTorch's names)
+// and, when the grant carries this node's allocation (grant.alloc), this node's devices as
+// SetNodeGpuEnv computes them from node.gpu_uuids and node.hcas (CUDA_VISIBLE_DEVICES,
+// NVIDIA_VISIBLE_DEVICES, SLURM_JOB_GPUS, GPU_DEVICE_ORDINAL, SLURM_GPUS_ON_NODE, NCCL_IB_HCA,
+// UCX_NET_DEVICES, MPS limits), replacing the values trun inherited from the batch node, plus
+// SLURM_STEP_GPUS (twin TESSERA_STEP_GPUS) = SLURM_JOB_GPUS (a step gets its job's GPUs here).
 #include <cstdint>
 #include <string>
 
@@ -21,7 +26,10 @@
 
 namespace tessera::noded {
 
-// `local_index` < grant.ranks_size().
+// `local_index` < grant.ranks_size(). `node`: name, GPU UUIDs by index, the job's HCAs here.
+EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::StepGrant& grant,
+                    uint32_t local_index, const NodeFacts& node);
+// The same for a node without GPUs and HCAs.
 EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::StepGrant& grant,
                     uint32_t local_index, const std::string& node_name);
 

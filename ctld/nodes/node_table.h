@@ -70,8 +70,10 @@ class NodeLink {
     uint32_t node_index, ntasks, cpus_per_task;
     std::string nodelist, master_addr;
     uint32_t master_port;
+    NodeAlloc alloc;  // this node's own part of the job's allocation (its GPUs, CPUs, memory)
   };
-  // Lets this node run `grant.ranks` of a step for its user (trun's RunTasks).
+  // Lets this node run `grant.ranks` of a step for its user (trun's RunTasks), with this node's
+  // own allocation `grant.alloc` (noded gives the tasks these GPUs and a job cgroup).
   virtual void GrantStep(const Grant& grant) = 0;
   struct MigPlacementReq {
     std::string profile;

@@ -60,6 +60,7 @@ class AgentLink final : public NodeLink {
     p->set_cpus_per_task(g.cpus_per_task);
     p->set_master_addr(g.master_addr);
     p->set_master_port(g.master_port);
+    ToProto(g.alloc, p->mutable_alloc());
     Send(std::move(m));
   }
   void ConfigureMig(uint64_t request_id, uint32_t gpu, const std::vector<MigPlacementReq>& create,

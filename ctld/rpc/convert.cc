@@ -52,14 +52,6 @@ void ToProto(const JobSpec& s, v1::JobSpec* p) {
   if (!s.array.empty()) p->set_array(s.array);
 }
 
-void ToProto(const NodeAlloc& a, v1::NodeAllocation* p) {
-  p->set_node(a.node);
-  p->set_cpus(a.cpus);
-  p->set_mem_mib(a.mem_mib);
-  for (auto g : a.gpu_indices) p->add_gpu_indices(g);
-  p->set_tasks(a.tasks);
-}
-
 v1::NodeState NodeStateOf(const std::string& s) {
   if (s == "IDLE") return v1::NODE_IDLE;
   if (s == "MIXED") return v1::NODE_MIXED;
@@ -71,6 +63,14 @@ v1::NodeState NodeStateOf(const std::string& s) {
 }
 
 }  // namespace
+
+void ToProto(const NodeAlloc& a, v1::NodeAllocation* p) {
+  p->set_node(a.node);
+  p->set_cpus(a.cpus);
+  p->set_mem_mib(a.mem_mib);
+  for (auto g : a.gpu_indices) p->add_gpu_indices(g);
+  p->set_tasks(a.tasks);
+}
 
 JobSpec FromProto(const v1::JobSpec& p) {
   JobSpec s;

@@ -17,6 +17,7 @@ Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* wa
 void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths = true);
 void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out);
 void ToProto(const JobEvent& e, v1::JobEvent* out);
+void ToProto(const NodeAlloc& a, v1::NodeAllocation* out);
 RegisterInfo FromProto(const v1::Register& p);
 RegisterInfo::Finished FromProto(const v1::JobFinished& p);
 GpuState FromProto(const v1::GpuDevice& g);

@@ -47,3 +47,25 @@ TEST_CASE("steps that do not fit the allocation are refused with the reason") {
   l = LayoutStep(TwoNodeJob(), {5, 2, 0, 0});
   REQUIRE_FALSE(l.ok());
 }
+
+TEST_CASE("each node's step grant carries that node's own GPUs, not the first node's") {
+  JobRecord j;
+  j.job_id = 9;
+  j.alloc = {{"a", 4, 100, {0}, 1}, {"b", 2, 50, {1}, 1}};
+  auto l = LayoutStep(j, {});
+  REQUIRE(l.ok());
+  REQUIRE(l->size() == 2);
+  auto first = StepNodeAlloc(j, (*l)[0].node);
+  auto second = StepNodeAlloc(j, (*l)[1].node);
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  CHECK(first->node == "a");
+  CHECK(first->gpu_indices == std::vector<uint32_t>{0});
+  CHECK(second->node == "b");
+  CHECK(second->gpu_indices == std::vector<uint32_t>{1});
+  CHECK(second->cpus == 2);
+  CHECK(second->mem_mib == 50);
+  auto none = StepNodeAlloc(j, "c");
+  CHECK(none.status().code() == Code::kFailedPrecondition);
+  CHECK(none.status().message().find("job 9 has no allocation on node c") != std::string::npos);
+}
