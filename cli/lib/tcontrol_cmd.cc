@@ -181,6 +181,18 @@ int JobAction(CommandContext& ctx, ControllerApi& api, const ControlArgs& a,
   auto ids = JobIds(a.words, 1);
   if (!ids.ok()) return Fail(ctx, ids.status().message());
   int rc = 0;
+  bool hold_or_release =
+      action == pb::UpdateJobRequest::HOLD || action == pb::UpdateJobRequest::RELEASE;
+  if (hold_or_release && ids->size() > 1) {  // one call, one durable commit for all of them
+    pb::UpdateJobRequest req;
+    req.set_action(action);
+    req.set_priority(-1);
+    for (uint64_t id : *ids) req.add_job_ids(id);
+    auto resp = api.UpdateJob(req);
+    if (!resp.ok()) return Fail(ctx, resp.status().message());
+    for (const auto& e : resp->errors()) rc = Fail(ctx, "job " + e);
+    return rc;
+  }
   for (uint64_t id : *ids) {
     pb::UpdateJobRequest req;
     req.set_job_id(id);

@@ -1,6 +1,7 @@
 #include "ctld/jobs/job_manager.h"
 
 #include <algorithm>
+#include <set>
 
 #include "common/array_spec.h"
 #include "common/env_block.h"
@@ -200,21 +201,35 @@ Status JobManager::CommitTransitions(const std::vector<Planned>& plans, Batch ex
   return Status::Ok();
 }
 
-Status JobManager::Hold(uint64_t id, const Caller& c) {
-  JobRecord* r = Find(id);
-  if (!r) return Missing(id);
-  if (!c.MayControl(*r)) return NotYours(id);
-  if (r->State() != JobState::kPending) return FailedPrecondition("Job " + std::to_string(id) + " is not pending");
-  if (r->held) return Status::Ok();
-  return CommitTransitions({{id, event::kHeld, "{}"}});
-}
+Status JobManager::Hold(uint64_t id, const Caller& c) { return HoldMany({id}, c, true).front(); }
 
 Status JobManager::Release(uint64_t id, const Caller& c) {
-  JobRecord* r = Find(id);
-  if (!r) return Missing(id);
-  if (!c.MayControl(*r)) return NotYours(id);
-  if (r->State() != JobState::kPending || !r->held) return FailedPrecondition("Job " + std::to_string(id) + " is not held");
-  return CommitTransitions({{id, event::kReleased, "{}"}});
+  return HoldMany({id}, c, false).front();
+}
+
+std::vector<Status> JobManager::HoldMany(const std::vector<uint64_t>& ids, const Caller& c,
+                                         bool hold) {
+  std::vector<Status> out(ids.size());
+  std::vector<Planned> plans;
+  std::vector<size_t> planned;  // index in ids of each plan
+  std::set<uint64_t> seen;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    uint64_t id = ids[i];
+    JobRecord* r = Find(id);
+    if (!r) out[i] = Missing(id);
+    else if (!c.MayControl(*r)) out[i] = NotYours(id);
+    else if (r->State() != JobState::kPending)
+      out[i] = FailedPrecondition("Job " + std::to_string(id) + " is not pending");
+    else if (!hold && !r->held)
+      out[i] = FailedPrecondition("Job " + std::to_string(id) + " is not held");
+    else if (r->held != hold && seen.insert(id).second) {
+      plans.push_back({id, hold ? event::kHeld : event::kReleased, "{}"});
+      planned.push_back(i);
+    }
+  }
+  Status st = CommitTransitions(plans);
+  for (size_t i : planned) out[i] = st;
+  return out;
 }
 
 Status JobManager::Update(uint64_t id, const Caller& c, const JobUpdate& u) {

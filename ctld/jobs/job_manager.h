@@ -88,6 +88,9 @@ class JobManager {
 
   Status Hold(uint64_t id, const Caller& c);
   Status Release(uint64_t id, const Caller& c);
+  // Holds (`hold`) or releases jobs `ids` in one commit, durable before it returns: one status
+  // per id (a job that is already as asked is OK; a failed commit fails every planned id).
+  std::vector<Status> HoldMany(const std::vector<uint64_t>& ids, const Caller& c, bool hold);
   Status Update(uint64_t id, const Caller& c, const JobUpdate& u);
   // Marks a pending job cancelled (final). For a running job records the request; the caller
   // must signal the node and finish the job when it reports.

@@ -256,6 +256,23 @@ grpc::Status ControllerService::UpdateJob(grpc::ServerContext* ctx, const v1::Up
   RpcTimer timer(&rpc_stats_, "UpdateJob");
   auto caller = Check(ctx, "UpdateJob", Role::kOwner);
   if (!caller.ok()) return ToGrpc(caller.status());
+  bool many = req->job_ids_size() > 0;
+  if (many && req->action() != v1::UpdateJobRequest::HOLD &&
+      req->action() != v1::UpdateJobRequest::RELEASE)
+    return ToGrpc(InvalidArgument("UpdateJob: job_ids is for HOLD and RELEASE only"));
+  if (many) {
+    core_->Call([&] {
+      std::vector<uint64_t> ids(req->job_ids().begin(), req->job_ids().end());
+      bool hold = req->action() == v1::UpdateJobRequest::HOLD;
+      std::vector<Status> results = ctl_->jobs().HoldMany(ids, *caller, hold);
+      for (size_t i = 0; i < ids.size(); ++i)
+        if (!results[i].ok())
+          resp->add_errors(std::to_string(ids[i]) + ": " + results[i].message());
+      if (!hold) ctl_->RequestSchedule();
+      return 0;
+    });
+    return grpc::Status::OK;
+  }
   Status st = core_->Call([&]() -> Status {
     uint64_t id = req->job_id();
     Status s;

@@ -117,22 +117,29 @@ TEST_CASE("tinfo asks for partitions and nodes and checks -p") {
   CHECK(r.err == "tcmd: error: invalid partition name specified: nope\n");
 }
 
-TEST_CASE("tcontrol hold/release/requeue send one UpdateJob per id") {
+TEST_CASE("tcontrol hold/release of many ids is one UpdateJob; requeue is one per id") {
   CommandRun r;
   REQUIRE(r.Run(RunTcontrol, {"hold", "5,6"}) == 0);
   REQUIRE(r.Run(RunTcontrol, {"release", "5"}) == 0);
   REQUIRE(r.Run(RunTcontrol, {"requeue", "7"}) == 0);
   const auto& c = r.ctld.UpdateJob_calls;
-  REQUIRE(c.size() == 4);
-  CHECK(c[0].job_id() == 5);
+  REQUIRE(c.size() == 3);
   CHECK(c[0].action() == pb::UpdateJobRequest::HOLD);
-  CHECK(c[1].job_id() == 6);
-  CHECK(c[2].action() == pb::UpdateJobRequest::RELEASE);
-  CHECK(c[3].action() == pb::UpdateJobRequest::REQUEUE);
-  CHECK(c[3].priority() == -1);
+  CHECK(std::vector<uint64_t>(c[0].job_ids().begin(), c[0].job_ids().end()) ==
+        std::vector<uint64_t>{5, 6});
+  CHECK(c[1].job_id() == 5);
+  CHECK(c[1].action() == pb::UpdateJobRequest::RELEASE);
+  CHECK(c[2].action() == pb::UpdateJobRequest::REQUEUE);
+  CHECK(c[2].priority() == -1);
   r.ctld.UpdateJob_result = FailedPrecondition("job 5 is not held");
   CHECK(r.Run(RunTcontrol, {"release", "5"}) == 1);
   CHECK(r.err == "tcmd: error: job 5: job 5 is not held\n");
+  // Several ids: the jobs the controller could not change are named, the exit is 1.
+  pb::UpdateJobResponse partly;
+  partly.add_errors("6: Job 6 is not held");
+  r.ctld.UpdateJob_result = partly;
+  CHECK(r.Run(RunTcontrol, {"release", "5,6"}) == 1);
+  CHECK(r.err == "tcmd: error: job 6: Job 6 is not held\n");
 }
 
 TEST_CASE("tcontrol update job and node") {

@@ -113,6 +113,40 @@ TEST_CASE("only the owner or an admin may control a job") {
   CHECK(m.Cancel(9999, admin, &sig).code() == Code::kNotFound);
 }
 
+TEST_CASE("holding or releasing many jobs is one durable commit with a status per job") {
+  TempDir d;
+  FakeClock clock;
+  auto s = Store::Open(d.path + "/t.db");
+  JobManager m(s->get(), &clock);
+  m.Recover(*(*s)->Load());
+  std::vector<uint64_t> mine;
+  for (int i = 0; i < 50; ++i) mine.push_back(SubmitSync(m, Draft(1000)));
+  uint64_t theirs = SubmitSync(m, Draft(1001));
+  Caller owner{1000, 1000, false, false};
+  std::vector<uint64_t> ids = mine;
+  ids.push_back(theirs);
+  ids.push_back(99999);
+  uint64_t before = (*s)->Stats().transactions;
+  auto held = m.HoldMany(ids, owner, true);
+  CHECK((*s)->Stats().transactions == before + 1);
+  for (size_t i = 0; i < mine.size(); ++i) {
+    CHECK(held[i].ok());
+    CHECK(m.Find(mine[i])->held);
+  }
+  CHECK(held[mine.size()].code() == Code::kPermissionDenied);
+  CHECK_FALSE(m.Find(theirs)->held);
+  CHECK(held[mine.size() + 1].code() == Code::kNotFound);
+  // Durable: a restart sees them held.
+  auto rec = (*s)->Load();
+  REQUIRE(rec.ok());
+  size_t held_on_disk = 0;
+  for (const auto& r : rec->active_jobs) held_on_disk += r.held;
+  CHECK(held_on_disk == mine.size());
+  auto released = m.HoldMany(mine, owner, false);
+  for (const auto& st : released) CHECK(st.ok());
+  CHECK(m.HoldMany({mine[0]}, owner, false)[0].code() == Code::kFailedPrecondition);
+}
+
 TEST_CASE("users may not raise their own time limit or set priority") {
   TempDir d;
   FakeClock clock;
