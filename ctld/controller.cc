@@ -447,9 +447,11 @@ void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t s
   bool was_running = j.State() == JobState::kRunning || j.State() == JobState::kSuspended;
   nodes_.Release(j);
   jobs_.MarkFinished(j.job_id, state, code, sig, end, msg,
-                     [this, after_durable, before = j, was_running](const Status& st) {
+                     [this, after_durable, before = j, was_running](const Status& st) mutable {
                        if (!st.ok()) {
-                         core_->Post([this, before, was_running] { UndoFinish(before, was_running); });
+                         core_->Post([this, before = std::move(before), was_running] {
+                           UndoFinish(before, was_running);
+                         });
                          return;
                        }
                        if (after_durable) after_durable();
@@ -538,8 +540,8 @@ void Controller::RunCycle() {
     // start that could not be recorded is undone in memory (the job pends again, as on disk).
     // Signals for the job (a cancel right after submission) wait until the launch is sent.
     awaiting_launch_[id].clear();
-    jobs_.MarkStarted(id, SchedBridge::ToAlloc(d.placement), [this, id, before = *j](const Status& st) {
-      core_->Post([this, id, before, ok = st.ok()] {
+    jobs_.MarkStarted(id, SchedBridge::ToAlloc(d.placement), [this, id, before = *j](const Status& st) mutable {
+      core_->Post([this, id, before = std::move(before), ok = st.ok()] {
         auto it = awaiting_launch_.find(id);
         if (it == awaiting_launch_.end()) return;
         std::vector<int> signals = std::move(it->second);

@@ -47,15 +47,19 @@ Status WaitReadable(int fd, bool has_deadline, SteadyClock::time_point deadline)
   }
 }
 
-// One read of up to n bytes, after waiting for the deadline. 0 = the peer closed. *err = errno.
+// One read of up to n bytes; with a deadline, waits (poll) only when nothing is there yet, so a
+// request that has arrived costs one system call. 0 = the peer closed. *err = errno.
 ssize_t ReadSome(int fd, char* p, size_t n, bool has_deadline, SteadyClock::time_point deadline,
                  Status* s, int* err) {
   while (true) {
-    *s = WaitReadable(fd, has_deadline, deadline);
-    if (!s->ok()) return -1;
-    ssize_t r = read(fd, p, n);
+    ssize_t r = has_deadline ? recv(fd, p, n, MSG_DONTWAIT) : read(fd, p, n);
     if (r >= 0) return r;
     if (errno == EINTR) continue;
+    if (has_deadline && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      *s = WaitReadable(fd, has_deadline, deadline);
+      if (!s->ok()) return -1;
+      continue;
+    }
     *err = errno;
     *s = IoError("read", errno);
     return -1;

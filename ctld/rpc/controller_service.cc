@@ -44,10 +44,6 @@ std::string CancelErrorLine(uint64_t id, const Status& s) {
   return std::to_string(id) + ": " + text;
 }
 
-bool Has(const auto& list, const auto& x) {
-  return list.empty() || std::find(list.begin(), list.end(), x) != list.end();
-}
-
 }  // namespace
 
 // ------------------------------------------------------------- WatchHub
@@ -369,7 +365,7 @@ grpc::Status ControllerService::ListNodes(grpc::ServerContext* ctx, const v1::Li
     for (const auto& name : req->names())
       if (!ctl_->nodes().Find(name)) return NotFound("Node " + name + " not found");
     for (const auto& name : ctl_->nodes().order()) {
-      if (!Has(req->names(), name)) continue;
+      if (!InFilter(req->names(), name)) continue;
       ToProto(*ctl_->nodes().Find(name), now, resp->add_nodes());
     }
     return Status::Ok();
