@@ -149,7 +149,8 @@ bool SchedBridge::StillFits(const std::vector<sched::NodePlacement>& placement, 
 
 std::vector<NodeAlloc> SchedBridge::ToAlloc(const std::vector<sched::NodePlacement>& placement) {
   std::vector<NodeAlloc> out;
-  for (const auto& p : placement) out.push_back({p.node, p.cpus, p.mem_mib, p.gpu_indices, p.tasks});
+  for (const auto& p : placement)
+    out.push_back({p.node, p.cpus, p.mem_mib, p.gpu_indices, p.tasks, p.mig_uuids});
   return out;
 }
 

@@ -15,7 +15,7 @@
 
 #include "common/cluster_config.h"
 #include "common/status.h"
-#include "noded/mig_profiles.h"
+#include "common/mig_profiles.h"
 
 namespace tessera::noded {
 

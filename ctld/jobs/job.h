@@ -22,9 +22,11 @@ struct ResourceReq {
   uint32_t cpus = 0;
   uint64_t mem_mib = 0;
   uint32_t gpus = 0;
-  SparseString gpu_model;
+  SparseString gpu_model;  // "" = any whole GPU; a type ("a100") or a MIG profile ("3g.40gb")
+  uint32_t mps = 0;        // --gres=mps:N (percent of one GPU's MPS)
+  uint32_t shards = 0;     // --gres=shard:N (time-sliced replicas of one GPU)
 };
-BOOST_DESCRIBE_STRUCT(ResourceReq, (), (cpus, mem_mib, gpus, gpu_model))
+BOOST_DESCRIBE_STRUCT(ResourceReq, (), (cpus, mem_mib, gpus, gpu_model, mps, shards))
 
 struct TaskGroupSpec {
   SparseString name;
@@ -76,10 +78,14 @@ struct NodeAlloc {
   std::string node;
   uint32_t cpus = 0;
   uint64_t mem_mib = 0;
-  std::vector<uint32_t> gpu_indices;
+  std::vector<uint32_t> gpu_indices;    // whole GPUs; with mps/shards: the one GPU shared
   uint32_t tasks = 0;
+  std::vector<std::string> mig_uuids;   // MIG instances held ("MIG-...")
+  uint32_t mps = 0;                     // MPS percent of gpu_indices[0] (not held whole)
+  uint32_t shards = 0;                  // time-slice replicas of gpu_indices[0] (not held whole)
 };
-BOOST_DESCRIBE_STRUCT(NodeAlloc, (), (node, cpus, mem_mib, gpu_indices, tasks))
+BOOST_DESCRIBE_STRUCT(NodeAlloc, (), (node, cpus, mem_mib, gpu_indices, tasks, mig_uuids, mps,
+                                      shards))
 
 struct JobRecord {
   uint64_t job_id = 0;

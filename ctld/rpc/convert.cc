@@ -7,13 +7,17 @@
 namespace tessera::ctld::rpc {
 namespace {
 
-ResourceReq FromProto(const v1::Resources& r) { return {r.cpus(), r.mem_mib(), r.gpus(), r.gpu_model()}; }
+ResourceReq FromProto(const v1::Resources& r) {
+  return {r.cpus(), r.mem_mib(), r.gpus(), r.gpu_model(), r.mps(), r.shards()};
+}
 
 void ToProto(const ResourceReq& r, v1::Resources* out) {
   out->set_cpus(r.cpus);
   out->set_mem_mib(r.mem_mib);
   out->set_gpus(r.gpus);
   out->set_gpu_model(r.gpu_model);
+  if (r.mps) out->set_mps(r.mps);
+  if (r.shards) out->set_shards(r.shards);
 }
 
 void ToProto(const JobSpec& s, v1::JobSpec* p) {
@@ -70,6 +74,10 @@ void ToProto(const NodeAlloc& a, v1::NodeAllocation* p) {
   p->set_mem_mib(a.mem_mib);
   for (auto g : a.gpu_indices) p->add_gpu_indices(g);
   p->set_tasks(a.tasks);
+  for (const auto& u : a.mig_uuids) p->add_mig_uuids(u);
+  if (a.mps) p->set_mps_active_thread_percentage(a.mps);
+  if (a.shards) p->set_shards(a.shards);
+  p->set_gpu_shared(a.mps > 0 || a.shards > 0);
 }
 
 JobSpec FromProto(const v1::JobSpec& p) {

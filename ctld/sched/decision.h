@@ -2,6 +2,7 @@
 // The scheduler's output: one Decision per pending job of the snapshot, in snapshot order.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -12,9 +13,10 @@ struct NodePlacement {
   std::string node;
   uint32_t cpus = 0;
   uint64_t mem_mib = 0;
-  std::vector<uint32_t> gpu_indices;
+  std::vector<uint32_t> gpu_indices;  // whole GPUs (node GPU indices)
   uint32_t tasks = 0;
   std::vector<uint32_t> group_tasks;  // tasks of each task group on this node (job's group order)
+  std::vector<std::string> mig_uuids; // MIG instances ("MIG-...")
 };
 
 struct Decision {
@@ -30,12 +32,25 @@ struct Decision {
   int64_t priority = 0;                  // the priority the job was ordered by
 };
 
+// A MIG layout change the dynamic planner chose (MigStrategy=dynamic): on `node`, GPU
+// `gpu_index` (all of whose instances are free) destroys `destroy` then creates `create`
+// ((profile, start) pairs valid under common/mig_profiles.h). ctld sends it to the node; the
+// jobs it serves start in a later cycle on the new instances.
+struct MigReconfig {
+  std::string node;
+  uint32_t gpu_index = 0;
+  std::vector<std::string> destroy;                          // MIG UUIDs
+  std::vector<std::pair<std::string, uint32_t>> create;      // (profile, start)
+  std::vector<uint64_t> for_jobs;                            // the pending jobs it is made for
+};
+
 struct CycleResult {
   std::vector<Decision> decisions;
   uint64_t jobs_considered = 0;
   uint64_t jobs_started = 0;
   uint64_t jobs_backfilled = 0;
   uint64_t reservations = 0;
+  std::vector<MigReconfig> mig_reconfigs;
   Status status;  // not OK when the configuration named an action or plugin that cannot run
 };
 

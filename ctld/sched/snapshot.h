@@ -19,11 +19,35 @@ namespace tessera::sched {
 
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max() / 4;
 
+// One schedulable GPU unit of a node: a whole GPU, or one MIG instance.
+//  - Whole GPU: index = the node's GPU index, model = its configured Type ("a100"), mig_uuid "".
+//    A GPU in MIG mode is never listed whole: only its instances are.
+//  - MIG instance: index = the parent GPU's index, model = the profile ("3g.40gb"), mig_uuid =
+//    the instance's "MIG-..." UUID. A request's gpu_model names a type or a profile; an empty
+//    model ("any GPU") matches whole GPUs only, never MIG instances.
 struct GpuSnap {
   uint32_t index = 0;
   std::string model;
   bool free = true;
   bool healthy = true;
+  std::string mig_uuid;  // non-empty: a MIG instance of GPU `index`
+};
+
+// A MIG-capable GPU as the dynamic MIG planner sees it (NodeSnap::mig_gpus). The builder lists
+// every GPU whose model has MIG tables (common/mig_profiles.h), in MIG mode or not.
+struct MigInstanceSnap {
+  std::string profile;   // "3g.40gb"
+  uint32_t start = 0;    // first memory slice
+  std::string uuid;      // "MIG-..."
+  bool free = true;      // no job holds it
+};
+struct MigGpuSnap {
+  uint32_t index = 0;         // the node's GPU index
+  std::string mig_model;      // the MIG table model name ("A100-SXM4-80GB"), see FindMigModel
+  bool mig_enabled = false;   // false: the GPU is used whole today (its `instances` are empty)
+  bool dynamic = false;       // MigStrategy=dynamic applies: the planner may change its layout
+  bool busy = false;          // held whole by a job, unhealthy, or being reconfigured
+  std::vector<MigInstanceSnap> instances;  // the current layout
 };
 
 struct NodeSnap {
@@ -38,13 +62,16 @@ struct NodeSnap {
   std::vector<std::string> partitions;
   std::vector<std::string> features;
   uint32_t weight = 1;         // Slurm node Weight: lower is preferred
+  std::vector<MigGpuSnap> mig_gpus;  // MIG-capable GPUs (dynamic MIG planning)
 };
 
 struct Req {
   uint32_t cpus = 0;
   uint64_t mem_mib = 0;
   uint32_t gpus = 0;
-  std::string gpu_model;  // "" = any
+  std::string gpu_model;  // "" = any whole GPU; a type ("a100") or a MIG profile ("3g.40gb")
+  uint32_t mps = 0;       // --gres=mps:N: percent of one GPU's MPS server (0 = none)
+  uint32_t shards = 0;    // --gres=shard:N: time-sliced replicas of one GPU (0 = none)
 };
 
 struct GroupReq {

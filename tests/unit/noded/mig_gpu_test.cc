@@ -7,7 +7,7 @@
 #include "noded/gpu_backend.h"
 #include "noded/gpu_manager.h"
 #include "noded/job_env.h"
-#include "noded/mig_profiles.h"
+#include "common/mig_profiles.h"
 
 using namespace tessera;
 using namespace tessera::noded;

@@ -19,7 +19,7 @@
 
 #include "common/status.h"
 
-namespace tessera::noded {
+namespace tessera {
 
 struct MigProfile {
   const char* name;           // "3g.40gb"
@@ -62,4 +62,4 @@ Result<std::vector<MigPlacement>> PlaceMigProfiles(const MigModel& m,
                                                    const std::vector<MigPlacement>& existing,
                                                    const std::vector<std::string>& profiles);
 
-}  // namespace tessera::noded
+}  // namespace tessera

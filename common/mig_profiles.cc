@@ -7,14 +7,14 @@
 // (schema tessera-mig-profiles/1). H200 placements are inferred there from H100 (identical
 // profile ids, counts and memory fractions). Columns: name, compute slices, memory slices
 // (placement size), max instances, allowed starts, NVML_GPU_INSTANCE_PROFILE_* value, +me.
-#include "noded/mig_profiles.h"
+#include "common/mig_profiles.h"
 
 #include <algorithm>
 #include <map>
 
 #include "common/config_file.h"
 
-namespace tessera::noded {
+namespace tessera {
 
 const std::vector<MigModel>& MigModels() {
   static const std::vector<MigModel> kModels = {
@@ -201,4 +201,4 @@ Result<std::vector<MigPlacement>> PlaceMigProfiles(const MigModel& m,
                                    layout.end());
 }
 
-}  // namespace tessera::noded
+}  // namespace tessera
