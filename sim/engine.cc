@@ -59,8 +59,12 @@ void Apply(Live& live, const std::vector<sched::NodePlacement>& p, bool take) {
       --live.jobs_on[i];
     }
     n.idle = live.jobs_on[i] == 0;
-    for (auto& g : n.gpus)
-      if (std::count(np.gpu_indices.begin(), np.gpu_indices.end(), g.index)) g.free = !take;
+    for (auto& g : n.gpus) {
+      bool held = g.mig_uuid.empty()
+                      ? std::count(np.gpu_indices.begin(), np.gpu_indices.end(), g.index) > 0
+                      : std::count(np.mig_uuids.begin(), np.mig_uuids.end(), g.mig_uuid) > 0;
+      if (held) g.free = !take;
+    }
   }
 }
 
@@ -133,9 +137,10 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
       j.end = t + std::min(j.trace.runtime, j.snap.time_limit);
       sched::RunningSnap r{j.snap.id, j.snap.name, j.snap.user, j.snap.account, j.snap.qos, j.snap.partition, 0, t, t + j.snap.time_limit, {}};
       for (const auto& p : d.placement) {
-        r.nodes.push_back({p.node, p.cpus, p.mem_mib, static_cast<uint32_t>(p.gpu_indices.size())});
+        auto units = static_cast<uint32_t>(p.gpu_indices.size() + p.mig_uuids.size());
+        r.nodes.push_back({p.node, p.cpus, p.mem_mib, units});
         j.cpus += p.cpus;
-        j.gpus += static_cast<uint32_t>(p.gpu_indices.size());
+        j.gpus += units;
       }
       used_gpus += j.gpus, used_cpus += j.cpus;
       Apply(live, d.placement, true);
