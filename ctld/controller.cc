@@ -12,6 +12,8 @@
 #include "common/env_block.h"
 #include "common/hostlist.h"
 #include "ctld/log.h"
+#include "ctld/mig_requests.h"
+#include "ctld/nodes/gpu_use.h"
 #include "ctld/submit_checks.h"
 
 namespace tessera::ctld {
@@ -122,7 +124,8 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   r.submit_host = submit_host;
   r.spec = std::move(spec);
   sched::JobSnap snap = SchedBridge::ToSnap(r);
-  TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(snap, SchedBridge::EmptyCluster(*cfg_)));
+  if (AsksMigProfile(snap)) TESSERA_RETURN_IF_ERROR(CheckMigSatisfiable(*cfg_, nodes_, snap));
+  else TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(snap, SchedBridge::EmptyCluster(*cfg_)));
   // Submit limits count the user's active jobs; only build that view when a limit needs it.
   sched::ClusterSnapshot mine;
   bool counts = std::any_of(sched_cfg_->qos.begin(), sched_cfg_->qos.end(),
@@ -274,6 +277,7 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
   n->reported_mem = info.mem_mib;
   n->version = info.version;
   n->gpus = info.gpus;
+  ApplyMigUse(*n);
   n->hcas = info.hcas;
   if (n->base == NodeBase::kUnknown || (n->base == NodeBase::kDown && n->reason == "Not responding")) {
     n->base = NodeBase::kUp;
@@ -366,6 +370,7 @@ void Controller::OnGpuUpdate(const std::string& node, const GpuState& gpu, uint3
   } else {
     *it = gpu;
   }
+  ApplyMigUse(*n);
   if (!gpu.healthy)
     Log("node " + node + " GPU " + std::to_string(gpu.index) + " drained: " + gpu.health_reason +
         (xid ? " (XID " + std::to_string(xid) + ")" : ""));
@@ -380,6 +385,7 @@ void Controller::ConfigureMig(const std::string& node, uint32_t gpu, bool destro
   if (!n->link) return done(Unavailable("node " + node + " is not connected"));
   auto g = std::find_if(n->gpus.begin(), n->gpus.end(), [&](const GpuState& s) { return s.index == gpu; });
   if (g == n->gpus.end()) return done(NotFound("node " + node + " has no GPU " + std::to_string(gpu)));
+  if (Status busy = MigChangeAllowed(*n, gpu); !busy.ok()) return done(busy);
   if (!g->mig_enabled) return done(FailedPrecondition("GPU " + std::to_string(gpu) + " of " + node + " is not in MIG mode"));
   if (destroy_all)
     for (const auto& m : g->mig) destroy.push_back(m.uuid);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/hostlist.h"
+#include "ctld/nodes/gpu_use.h"
 
 namespace tessera::ctld {
 namespace {
@@ -24,7 +25,7 @@ sched::NodeSnap NodeSnapFor(const NodeConfig& c) {
   s.weight = c.weight;
   uint32_t idx = 0;
   for (const auto& [model, count] : c.gres_gpus)
-    for (uint32_t i = 0; i < count; ++i) s.gpus.push_back({idx++, model, true, true});
+    for (uint32_t i = 0; i < count; ++i) s.gpus.push_back({idx++, model, true, true, ""});
   return s;
 }
 
@@ -40,7 +41,8 @@ sched::RunningSnap ToRunning(const JobRecord& j) {
   r.start_time = j.start_time;
   r.end_time = j.time_limit_s < 0 ? sched::kNever : j.start_time + j.time_limit_s;
   for (const auto& a : j.alloc)
-    r.nodes.push_back({a.node, a.cpus, a.mem_mib, static_cast<uint32_t>(a.gpu_indices.size())});
+    r.nodes.push_back({a.node, a.cpus, a.mem_mib,
+                       static_cast<uint32_t>(a.gpu_indices.size() + a.mig_uuids.size())});
   return r;
 }
 
@@ -96,13 +98,13 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
     NodeRuntime* rt = nodes.Find(ns.name);
     ns.schedulable = rt && rt->Schedulable();
     if (!rt) continue;
-    if (!rt->gpus.empty()) {  // what the node reported wins over gres config
-      ns.gpus.clear();
-      for (const auto& g : rt->gpus) ns.gpus.push_back({g.index, g.model, true, g.healthy});
-    }
     ns.cpus_free -= std::min(ns.cpus_free, rt->alloc_cpus);
     ns.mem_free -= std::min(ns.mem_free, rt->alloc_mem);
     ns.idle = rt->jobs.empty();
+    if (!rt->gpus.empty()) {  // what the node reported wins over gres config
+      ns.gpus = ReportedGpus(*rt, false);
+      continue;
+    }
     for (auto& g : ns.gpus)
       if (std::count(rt->alloc_gpus.begin(), rt->alloc_gpus.end(), g.index)) g.free = false;
   }
@@ -141,10 +143,29 @@ bool SchedBridge::StillFits(const std::vector<sched::NodePlacement>& placement, 
     if (!n || !n->Schedulable()) return false;
     if (n->alloc_cpus + p.cpus > n->config->cpus) return false;
     if (n->alloc_mem + p.mem_mib > n->config->real_memory_mib) return false;
-    for (uint32_t g : p.gpu_indices)
+    for (uint32_t g : p.gpu_indices) {
       if (std::count(n->alloc_gpus.begin(), n->alloc_gpus.end(), g)) return false;
+      for (const auto& gs : n->gpus)  // sliced since the snapshot: no longer usable whole
+        if (gs.index == g && gs.mig_enabled) return false;
+    }
+    for (const auto& u : p.mig_uuids)  // the instance still exists and nobody holds it
+      if (MigHolder(*n, u) || !GpuOfMig(*n, u)) return false;
   }
   return true;
+}
+
+std::vector<sched::GpuSnap> SchedBridge::ReportedGpus(const NodeRuntime& rt, bool all_free) {
+  std::vector<sched::GpuSnap> out;
+  for (const auto& g : rt.gpus) {
+    if (!g.mig_enabled) {
+      bool held = !all_free && std::count(rt.alloc_gpus.begin(), rt.alloc_gpus.end(), g.index) > 0;
+      out.push_back({g.index, g.model, !held, g.healthy, ""});
+      continue;
+    }
+    for (const auto& m : g.mig)
+      out.push_back({g.index, m.profile, all_free || MigHolder(rt, m.uuid) == 0, g.healthy, m.uuid});
+  }
+  return out;
 }
 
 std::vector<NodeAlloc> SchedBridge::ToAlloc(const std::vector<sched::NodePlacement>& placement) {

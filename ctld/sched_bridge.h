@@ -31,6 +31,10 @@ class SchedBridge {
   // True when `placement` still fits the live node table (nodes up, resources free).
   static bool StillFits(const std::vector<sched::NodePlacement>& placement, NodeTable& nodes);
   static std::vector<NodeAlloc> ToAlloc(const std::vector<sched::NodePlacement>& placement);
+  // The node's reported GPUs as schedulable units (snapshot.h GpuSnap): whole GPUs not in MIG
+  // mode, one unit per MIG instance of a GPU in MIG mode; free unless a job holds the unit
+  // (every unit free when `all_free`).
+  static std::vector<sched::GpuSnap> ReportedGpus(const NodeRuntime& rt, bool all_free);
 };
 
 }  // namespace tessera::ctld

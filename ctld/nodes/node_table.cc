@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ctld/nodes/gpu_use.h"
+
 namespace tessera::ctld {
 
 std::string NodeRuntime::StateName() const {
@@ -48,6 +50,7 @@ void NodeTable::Allocate(const JobRecord& job) {
     n->alloc_mem += a.mem_mib;
     n->alloc_gpus.insert(n->alloc_gpus.end(), a.gpu_indices.begin(), a.gpu_indices.end());
     n->jobs.push_back(job.job_id);
+    HoldGpus(*n, a, job.job_id);
   }
 }
 
@@ -64,6 +67,7 @@ void NodeTable::Release(const JobRecord& job) {
       auto it = std::find(n->alloc_gpus.begin(), n->alloc_gpus.end(), g);
       if (it != n->alloc_gpus.end()) n->alloc_gpus.erase(it);
     }
+    ReleaseGpus(*n, a, job.job_id);
   }
 }
 

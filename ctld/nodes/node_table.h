@@ -106,6 +106,11 @@ struct NodeRuntime {
   uint64_t alloc_mem = 0;
   std::vector<uint32_t> alloc_gpus;
   std::vector<uint64_t> jobs;
+  // Who holds what (NodeTable::Allocate/Release; see nodes/gpu_use.h): every GPU index in a
+  // job's gpu_indices, and every MIG instance (UUID) a job holds. ctld's view wins over the
+  // node's report: gpus[].mig[].in_use_by_job is rewritten from mig_jobs (ApplyMigUse).
+  std::vector<std::pair<uint32_t, uint64_t>> gpu_jobs;
+  std::map<std::string, uint64_t> mig_jobs;
 
   bool Schedulable() const { return base == NodeBase::kUp && !drain && link != nullptr; }
   // Slurm-style state name: IDLE, MIXED, ALLOCATED, DOWN, DRAINED, DRAINING, UNKNOWN.

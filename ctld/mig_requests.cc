@@ -1,0 +1,76 @@
+#include "ctld/mig_requests.h"
+
+#include <set>
+
+#include "common/mig_profiles.h"
+#include "ctld/sched/scheduler.h"
+#include "ctld/sched_bridge.h"
+
+namespace tessera::ctld {
+namespace {
+
+bool IsMigProfileName(const std::string& name) {
+  if (name.empty()) return false;
+  for (const auto& m : MigModels())
+    if (FindMigProfile(m, name)) return true;
+  return false;
+}
+
+std::set<std::string> AskedProfiles(const sched::JobSnap& job) {
+  std::set<std::string> out;
+  for (const auto& g : job.groups)
+    for (const auto* model : {&g.per_task.gpu_model, &g.per_node.gpu_model})
+      if (IsMigProfileName(*model)) out.insert(*model);
+  return out;
+}
+
+// Units of `profile` a GPU of MIG model `m` may offer: its most instances.
+void AddPossible(const MigModel* m, uint32_t gpu, const std::string& profile,
+                 std::vector<sched::GpuSnap>* out) {
+  const MigProfile* p = m ? FindMigProfile(*m, profile) : nullptr;
+  if (!p) return;
+  for (uint32_t i = 0; i < p->max_instances; ++i)
+    out->push_back({gpu, profile, true, true, "MIG-possible"});
+}
+
+}  // namespace
+
+bool AsksMigProfile(const sched::JobSnap& job) { return !AskedProfiles(job).empty(); }
+
+bool MigProfileCouldBeMade(const NodeRuntime&, const GpuState&, const std::string&) {
+  return false;  // dynamic MIG (MigStrategy=dynamic) plugs in here
+}
+
+sched::ClusterSnapshot MigCapacityCluster(const ClusterConfig& cfg, NodeTable& nodes,
+                                          const sched::JobSnap& job) {
+  sched::ClusterSnapshot s = SchedBridge::EmptyCluster(cfg);
+  std::set<std::string> asked = AskedProfiles(job);
+  for (auto& ns : s.nodes) {
+    NodeRuntime* rt = nodes.Find(ns.name);
+    if (!rt || rt->gpus.empty()) {  // layout unknown until the node reports: it may offer them
+      std::vector<sched::GpuSnap> extra;
+      for (const auto& g : ns.gpus)
+        for (const auto& p : asked) AddPossible(FindMigModel(g.model), g.index, p, &extra);
+      ns.gpus.insert(ns.gpus.end(), extra.begin(), extra.end());
+      continue;
+    }
+    ns.gpus = SchedBridge::ReportedGpus(*rt, true);
+    for (const auto& g : rt->gpus)
+      for (const auto& p : asked)
+        if (MigProfileCouldBeMade(*rt, g, p)) AddPossible(FindMigModel(g.model), g.index, p, &ns.gpus);
+  }
+  return s;
+}
+
+Status CheckMigSatisfiable(const ClusterConfig& cfg, NodeTable& nodes, const sched::JobSnap& job) {
+  Status st = sched::CheckSatisfiable(job, MigCapacityCluster(cfg, nodes, job));
+  if (st.ok()) return st;
+  for (const auto& p : AskedProfiles(job))
+    if (st.message().find("gres/gpu:" + p + ")") != std::string::npos)
+      return InvalidArgument(st.message() + ": no node of partition " + job.partition +
+                             " has enough MIG instances of profile " + p +
+                             " (tcontrol show node lists each GPU's MIG layout)");
+  return st;
+}
+
+}  // namespace tessera::ctld
