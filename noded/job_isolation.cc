@@ -87,12 +87,17 @@ JobIsolation PlanJobIsolation(const v1::LaunchJob& l, const IsolationFacts& f,
   for (const auto& a : l.alloc())
     if (a.node() == f.node_name) mine = &a;
   std::set<uint32_t> gpus;
+  std::vector<DeviceRule> mig_caps;
   if (mine) {
     for (uint32_t i : mine->gpu_indices()) gpus.insert(i);
-    for (const auto& u : mine->mig_uuids())
+    for (const auto& u : mine->mig_uuids()) {
       for (const auto& g : f.gpus)
         for (const auto& m : g.mig)
           if (m.uuid == u) gpus.insert(g.index);
+      auto caps = f.mig_devices.find(u);
+      if (caps != f.mig_devices.end())
+        mig_caps.insert(mig_caps.end(), caps->second.begin(), caps->second.end());
+    }
   }
   std::vector<GpuLocality> where;
   for (uint32_t i : gpus)
@@ -112,6 +117,7 @@ JobIsolation PlanJobIsolation(const v1::LaunchJob& l, const IsolationFacts& f,
     if (i < f.gpus.size()) s.devices.push_back({'c', 195, f.gpus[i].minor, "rwm"});
   if (!gpus.empty())
     s.devices.insert(s.devices.end(), f.gpu_shared_devices.begin(), f.gpu_shared_devices.end());
+  s.devices.insert(s.devices.end(), mig_caps.begin(), mig_caps.end());
   if (!iso.hcas.empty())
     s.devices.insert(s.devices.end(), f.rdma_devices.begin(), f.rdma_devices.end());
   return iso;

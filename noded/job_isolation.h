@@ -11,6 +11,7 @@
 //   device=c 1:3 rwm                 (one line per allowed device rule)
 //   hca=mlx5_0:1                     (one line per HCA port)
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,13 +41,16 @@ struct IsolationFacts {
   uint64_t pids_max = 0;                // 0 = no limit
   std::vector<GpuInfo> gpus;
   std::vector<RdmaPort> hcas;
-  std::vector<DeviceRule> gpu_shared_devices;  // nvidiactl, nvidia-uvm(-tools), nvidia-caps
+  std::vector<DeviceRule> gpu_shared_devices;  // nvidiactl, nvidia-uvm(-tools), nvidia-modeset
+  // Per MIG instance (UUID): its nvidia-caps GI and CI access devices (noded/mig_caps.h). Never
+  // the whole /dev/nvidia-caps directory: a job opens only its own instances.
+  std::map<std::string, std::vector<DeviceRule>> mig_devices;
   std::vector<DeviceRule> rdma_devices;        // /dev/infiniband/*
 };
 
 // Pure: the isolation of `launch` on this node given its cores. Devices: the standard set, the
-// allocated GPUs (/dev/nvidia<minor>, c 195:<minor>; MIG slices need their parent GPU) plus
-// gpu_shared_devices when any GPU is allocated, rdma_devices when HCAs are given. HCAs: the
+// allocated GPUs (/dev/nvidia<minor>, c 195:<minor>; MIG slices need their parent GPU and
+// their own mig_devices) plus gpu_shared_devices when any GPU is allocated, rdma_devices when HCAs are given. HCAs: the
 // ports closest to the job's GPUs (ChooseHcas). Memory: this node's alloc mem_mib.
 JobIsolation PlanJobIsolation(const tessera::v1::LaunchJob& launch, const IsolationFacts& facts,
                               const std::vector<uint32_t>& cores);

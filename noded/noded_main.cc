@@ -20,6 +20,7 @@
 #include "noded/gpu_backend.h"
 #include "noded/gpu_manager.h"
 #include "noded/job_isolation.h"
+#include "noded/mig_caps.h"
 #include "noded/nvml_backend.h"
 #include "noded/rdma.h"
 #include "noded/job_manager.h"
@@ -85,13 +86,15 @@ int ParseFlags(int argc, char** argv, Flags* f) {
 // Node-side settings read from the raw config lines (common/cluster_config does not type them):
 //   tessera.conf: CgroupMountpoint= (default /sys/fs/cgroup; "none" = no cgroups),
 //                 CgroupPidsMax= (default 16384, 0 = none), GpuIgnoredXids=13,31,...,
-//                 RdmaSysfsRoot= (default /sys)
+//                 RdmaSysfsRoot= (default /sys), NvidiaProcRoot= (default /proc: where
+//                 driver/nvidia/capabilities and devices are read for MIG nvidia-caps)
 //   gres.conf:    MigEnabled= MigLayout= Mps= Replicas= NumaNode= (SimGpuOptions), AutoDetect=nvml
 struct NodeSettings {
   std::string cgroup_root = "/sys/fs/cgroup";
   uint64_t pids_max = 16384;
   std::set<uint32_t> ignored_xids;
   std::string rdma_sysfs = "/sys";
+  std::string nvidia_proc = "/proc";
   std::vector<SimGpuOptions> sim_gpus;
   bool nvml = false;
 };
@@ -115,6 +118,8 @@ Result<NodeSettings> ReadNodeSettings(const ClusterConfig& cfg, const std::strin
         s.ignored_xids = *x;
       } else if (p.key == "rdmasysfsroot") {
         s.rdma_sysfs = p.value;
+      } else if (p.key == "nvidiaprocroot") {
+        s.nvidia_proc = p.value;
       }
     }
   }
@@ -188,7 +193,9 @@ IsolationFacts MakeIsolationFacts(const std::string& node, const NodeSettings& s
   }
   for (const char* dev : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset"})
     for (const auto& r : CharDeviceRules("/dev", dev)) f.gpu_shared_devices.push_back(r);
-  for (const auto& r : CharDeviceRules("/dev/nvidia-caps")) f.gpu_shared_devices.push_back(r);
+  std::vector<std::string> cap_errors;
+  f.mig_devices = MigDeviceRules(d.gpus, s.nvidia_proc, &cap_errors);
+  for (const auto& e : cap_errors) Log("warning: " + e);
   f.rdma_devices = CharDeviceRules("/dev/infiniband");
   return f;
 }
