@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "cli/lib/gpu_units.h"
 #include "cli/lib/info_format.h"
 #include "cli/lib/text_util.h"
 #include "common/control_chars.h"
@@ -31,12 +32,9 @@ bool Aggregates(char c) { return c == 'N' || c == 'n' || c == 'D' || c == 'C'; }
 
 std::string Limit(int64_t s) { return s <= 0 ? "infinite" : FormatDuration(s); }
 
+// Whole GPUs by type, MIG instances by profile (a GPU in MIG mode counts as its instances).
 std::string Gres(const pb::NodeInfo& n) {
-  std::map<std::string, int> by_model;
-  for (const auto& g : n.gpus()) by_model[g.model()]++;
-  std::string out;
-  for (const auto& [model, count] : by_model)
-    out += (out.empty() ? "" : ",") + std::string("gpu:") + (model.empty() ? "" : model + ":") + std::to_string(count);
+  std::string out = GpuUnitsText(GpuUnitsOfNode(n), false);
   return out.empty() ? "(null)" : out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "cli/lib/gpu_units.h"
 #include "cli/lib/info_format.h"
 #include "cli/lib/job_view.h"
 #include "cli/lib/text_util.h"
@@ -61,19 +62,6 @@ uint32_t CpusPerTask(const pb::JobInfo& job) {
   return groups[0].per_task().cpus();
 }
 
-std::string GresOfNode(const pb::NodeInfo& node, bool allocated) {
-  std::map<std::string, int> count;
-  for (const auto& g : node.gpus()) {
-    bool alloc = std::find(node.alloc_gpu_indices().begin(), node.alloc_gpu_indices().end(),
-                           g.index()) != node.alloc_gpu_indices().end();
-    if (!allocated || alloc) count[g.model()]++;
-  }
-  std::vector<std::string> parts;
-  for (const auto& [model, n] : count)
-    parts.push_back("gpu:" + (model.empty() ? "" : model + ":") + std::to_string(n));
-  return Join(parts, ",");
-}
-
 }  // namespace
 
 std::string LimitForShow(int64_t seconds) {
@@ -127,13 +115,15 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
   std::string features = n.features().empty()
                              ? "(null)"
                              : Join({n.features().begin(), n.features().end()}, ",");
-  std::string gres = GresOfNode(n, false);
+  std::vector<GpuUnitCount> units = GpuUnitsOfNode(n);
+  std::string gres = GpuUnitsText(units, false);
   std::string o = "NodeName=" + n.name() + "\n";
   o += "   CPUAlloc=" + std::to_string(n.alloc_cpus()) + " CPUTot=" + std::to_string(n.cpus()) +
        "\n";
   o += "   AvailableFeatures=" + features + "\n";
   o += "   ActiveFeatures=" + features + "\n";
   o += "   Gres=" + OrNull(gres) + "\n";
+  if (!units.empty()) o += "   GresUsed=" + GpuUnitsText(units, true) + "\n";
   o += "   NodeAddr=" + (n.address().empty() ? n.name() : n.address()) + " NodeHostName=" +
        n.name() + " Port=" + std::to_string(n.port()) + " Version=" + OrNull(n.version()) + "\n";
   o += "   RealMemory=" + std::to_string(n.real_memory_mib()) +
@@ -143,13 +133,17 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
   o += "   BootTime=" + FormatTimestamp(n.boot_time()) +
        " LastHeartbeat=" + FormatTimestamp(n.last_heartbeat()) + "\n";
   std::string cfg = "cpu=" + std::to_string(n.cpus()) + ",mem=" + FormatMemMiB(n.real_memory_mib());
-  if (n.gpus_size()) cfg += ",gres/gpu=" + std::to_string(n.gpus_size());
+  int gpu_units = 0;
+  for (const auto& u : units) gpu_units += u.total;
+  if (gpu_units) cfg += ",gres/gpu=" + std::to_string(gpu_units);
   o += "   CfgTRES=" + cfg + "\n";
   std::string alloc;
   if (n.alloc_cpus()) alloc = "cpu=" + std::to_string(n.alloc_cpus());
   if (n.alloc_memory_mib()) alloc += ",mem=" + FormatMemMiB(n.alloc_memory_mib());
-  if (n.alloc_gpu_indices_size())
-    alloc += ",gres/gpu=" + std::to_string(n.alloc_gpu_indices_size());
+  int gpus_used = 0;  // whole GPUs and MIG instances held by jobs
+  for (const auto& u : units) gpus_used += u.used;
+  if (gpus_used) alloc += ",gres/gpu=" + std::to_string(gpus_used);
+  if (!alloc.empty() && alloc[0] == ',') alloc.erase(0, 1);  // nothing before it
   o += "   AllocTRES=" + alloc + "\n";
   if (n.gpus_size()) {
     std::vector<std::string> gpus;
@@ -157,6 +151,9 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
       gpus.push_back(std::to_string(g.index()) + ":" + g.model() +
                      (g.healthy() ? "" : "(DRAIN:" + E(g.health_reason()) + ")"));
     o += "   GPUs=" + Join(gpus, ",") + "\n";
+    for (const auto& g : n.gpus())
+      if (g.mig_enabled())
+        o += "   MigLayout[" + std::to_string(g.index()) + "]=" + MigLayoutText(g) + "\n";
   }
   if (!n.reason().empty()) o += "   Reason=" + E(n.reason()) + "\n";
   return o + "\n";

@@ -259,6 +259,7 @@ TEST_CASE("tcontrol show node and partition") {
         "   AvailableFeatures=a100,ib\n"
         "   ActiveFeatures=a100,ib\n"
         "   Gres=gpu:a100:2\n"
+        "   GresUsed=gpu:a100:1\n"
         "   NodeAddr=10.0.0.7 NodeHostName=g1 Port=6818 Version=0.1.0\n"
         "   RealMemory=512000 AllocMem=65536\n"
         "   State=MIXED+DRAIN\n"

@@ -344,11 +344,13 @@ TEST_CASE("tinfo --gpus: the pool at a glance (golden)") {
         "Legend: . free  # allocated  X unhealthy  - not schedulable (drained/down node)  "
         "m MIG, idle  M MIG, in use\n"
         "NODE  STATE GPUS\n"
-        "gpu1  mix   [.M]  1:mig[3g.40gb:57,4g.40gb:-]\n"
+        "cpu1  idle  []  no GPUs reported\n"
+        "gpu1  mix   [.M]  1:mig[3g.40gb@0:57,4g.40gb@0:-]\n"
         "gpu2  mix   [###X]  0-1:42 2:43 3:X(Xid 79)\n"
         "gpu10 drain [--]\n"
-        "8 GPUs on 3 nodes: 3 allocated, 1 free, 1 unhealthy, 2 not schedulable; MIG: 1 GPUs, "
-        "1 of 2 instances in use\n");
+        "8 GPUs on 3 nodes: 4 allocated, 1 free, 1 unhealthy, 2 not schedulable; MIG: 1 GPUs, "
+        "1 of 2 instances in use (free/total: 3g.40gb 0/1 4g.40gb 1/1); 1 nodes report no "
+        "GPUs\n");
   CHECK(r.ctld.ListJobs_calls.at(0).states_size() == 3);
 
   CommandRun b;
