@@ -140,6 +140,7 @@ void GpuManager::Configure(const v1::ConfigureMig& req,
     if (fresh.ok() && req.gpu_index() < fresh->size() && req.gpu_index() < gpus_.size()) {
       GpuInfo& g = gpus_[req.gpu_index()];
       g.mig = (*fresh)[req.gpu_index()].mig;
+      if (on_layout_) on_layout_(g);
     }
   }
   r->set_ok(st.ok());

@@ -38,6 +38,9 @@ class GpuManager {
                  const std::map<std::string, uint64_t>& in_use);
   const std::vector<GpuInfo>& gpus() const { return gpus_; }
   std::vector<tessera::v1::NodeMessage> TakeOutbox();
+  // Called with the GPU after each successful MIG reconfiguration (its new instances), so job
+  // isolation opens the new instances' devices (IsolationPlanner::UpdateGpu).
+  void SetLayoutListener(std::function<void(const GpuInfo&)> f) { on_layout_ = std::move(f); }
 
  private:
   void Drain(uint32_t index, uint32_t xid, const std::string& reason);
@@ -47,6 +50,7 @@ class GpuManager {
   LogFn log_;
   std::vector<tessera::v1::NodeMessage> outbox_;
   std::map<std::string, uint64_t> last_in_use_;
+  std::function<void(const GpuInfo&)> on_layout_;
 };
 
 void FillGpuDevice(const GpuInfo& g, const std::map<std::string, uint64_t>& in_use,

@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "noded/mig_caps.h"
+
 namespace tessera::noded {
 
 namespace v1 = tessera::v1;
@@ -132,6 +134,7 @@ std::string CgroupParentFor(const std::string& node, const std::string& spool_di
 }
 
 JobIsolation IsolationPlanner::Plan(const v1::LaunchJob& l) {
+  std::lock_guard<std::mutex> lock(mu_);
   uint32_t cpus = 1;
   for (const auto& a : l.alloc())
     if (a.node() == facts_.node_name && a.cpus() > 0) cpus = a.cpus();
@@ -139,8 +142,20 @@ JobIsolation IsolationPlanner::Plan(const v1::LaunchJob& l) {
 }
 
 void IsolationPlanner::Restore(uint64_t job, const JobIsolation& iso) {
+  std::lock_guard<std::mutex> lock(mu_);
   auto cpus = ParseCpuList(iso.cgroup.cpus);
   if (cpus.ok() && !cpus->empty()) cores_.Restore(job, *cpus);
+}
+
+void IsolationPlanner::UpdateGpu(const GpuInfo& gpu) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& g : facts_.gpus) {
+    if (g.index != gpu.index) continue;
+    for (const auto& m : g.mig) facts_.mig_devices.erase(m.uuid);
+    g = gpu;
+  }
+  for (auto& [uuid, rules] : MigDeviceRules({gpu}, facts_.nvidia_proc, nullptr))
+    facts_.mig_devices[uuid] = std::move(rules);
 }
 
 }  // namespace tessera::noded

@@ -12,6 +12,7 @@
 //   hca=mlx5_0:1                     (one line per HCA port)
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@ struct IsolationFacts {
   // Per MIG instance (UUID): its nvidia-caps GI and CI access devices (noded/mig_caps.h). Never
   // the whole /dev/nvidia-caps directory: a job opens only its own instances.
   std::map<std::string, std::vector<DeviceRule>> mig_devices;
+  std::string nvidia_proc = "/proc";  // NvidiaProcRoot= (where mig_devices are read)
   std::vector<DeviceRule> rdma_devices;        // /dev/infiniband/*
 };
 
@@ -65,12 +67,20 @@ class IsolationPlanner {
  public:
   IsolationPlanner(IsolationFacts facts, CoreMap cores)
       : facts_(std::move(facts)), cores_(std::move(cores)) {}
+  // Thread-safe: batch launches and trun step grants plan from different threads.
   JobIsolation Plan(const tessera::v1::LaunchJob& launch);
   void Restore(uint64_t job, const JobIsolation& iso);
-  void Release(uint64_t job) { cores_.Release(job); }
+  void Release(uint64_t job) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cores_.Release(job);
+  }
+  // A GPU's MIG layout changed (GpuManager::SetLayoutListener): later plans know its new
+  // instances (parent GPU and nvidia-caps devices, read under facts.nvidia_proc).
+  void UpdateGpu(const GpuInfo& gpu);
   const CoreMap& cores() const { return cores_; }
 
  private:
+  std::mutex mu_;
   IsolationFacts facts_;
   CoreMap cores_;
 };

@@ -194,6 +194,7 @@ IsolationFacts MakeIsolationFacts(const std::string& node, const NodeSettings& s
   for (const char* dev : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset"})
     for (const auto& r : CharDeviceRules("/dev", dev)) f.gpu_shared_devices.push_back(r);
   std::vector<std::string> cap_errors;
+  f.nvidia_proc = s.nvidia_proc;
   f.mig_devices = MigDeviceRules(d.gpus, s.nvidia_proc, &cap_errors);
   for (const auto& e : cap_errors) Log("warning: " + e);
   f.rdma_devices = CharDeviceRules("/dev/infiniband");
@@ -255,6 +256,7 @@ int Main(int argc, char** argv) {
   SystemClock clock;
   JobManager jobs(spool, control, probe, clock, Log, &planner);
   GpuManager gpu_manager(*gpu_backend, desc->gpus, settings->ignored_xids, Log);
+  gpu_manager.SetLayoutListener([&planner](const GpuInfo& g) { planner.UpdateGpu(g); });
   if (Status st = jobs.Recover(); !st.ok()) return Fatal(st.message());
   Log("spool " + spool.root() + ": " + std::to_string(jobs.Running().size()) + " running, " +
       std::to_string(jobs.Unacked().size()) + " finished unacknowledged");

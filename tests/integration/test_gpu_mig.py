@@ -131,3 +131,22 @@ def test_a_profile_no_node_has_is_refused_at_submit(mig):
     p = mig.run(["tbatch", "--gpus=1g.10gb:3", "--wrap", "true"], user="tessera-alice",
                 cwd=work, check=False)
     assert p.returncode != 0 and "profile 1g.10gb" in p.stderr, p.stderr
+
+
+def test_reslice_of_an_idle_gpu_serves_the_new_profile_with_its_devices(mig):
+    """Runs last (it changes the layout): an idle GPU may be re-sliced; jobs then run on the
+    new instances, and their isolation opens the new instances' caps devices."""
+    work = mig.user_dir("tessera-alice")
+    mig.run(["tcontrol", "update", "node", "it1", "Gpu=1", "MigLayout=2g.20gb@0,3g.40gb@4"])
+    wait_for(lambda: [p for p, _, _ in layout(mig)] == ["2g.20gb@0", "3g.40gb@4"],
+             what="the new layout")
+    uuid2g = layout(mig)[0][1]
+    job = submit_sleeper(mig, work, ["--gres=gpu:2g.20gb:1"], "p2g.out", extra="sleep 30")
+    assert f"cvd={uuid2g}\n" in out_of(work, "p2g.out")
+    iso_files = glob.glob(os.path.join(mig.dir, "spool", "*", f"job.{job}", "isolation"))
+    iso = open(iso_files[0]).read() if iso_files else ""
+    mig.run(["tcancel", str(job)])
+    if "restrict_devices=1" in iso:
+        rules = re.findall(r"device=(c \d+:\d+ rwm)", iso)
+        assert "c 195:1 rwm" in rules, iso
+        assert len([r for r in rules if re.match(r"c \d+:1\d\d\d rwm", r)]) == 2, iso

@@ -103,3 +103,36 @@ TEST_CASE("a job on one MIG instance opens its parent GPU and only that instance
   CHECK_FALSE(has({'c', 195, 0, "rwm"}));
   fs::remove_all(proc);
 }
+
+TEST_CASE("after a re-slice the planner opens the new instances' devices, not the old ones'") {
+  fs::path proc = FakeProc();
+  IsolationFacts f;
+  f.node_name = "n1";
+  f.cgroup_root = "/sys/fs/cgroup";
+  f.cgroup_parent = "tessera/n1";
+  f.nvidia_proc = proc.string();
+  GpuInfo g = MigGpu(false);
+  g.index = 0;  // facts hold GPUs by index: a one-GPU node whose GPU has device minor 1
+  g.mig = {{"3g.40gb", 0, 4, "MIG-a", 3}};
+  f.gpus = {g};
+  f.mig_devices = MigDeviceRules(f.gpus, f.nvidia_proc, nullptr);
+  IsolationPlanner planner(f, CoreMap({0, 1}));
+  g.mig = {{"3g.40gb", 4, 4, "MIG-new", 5}};  // the layout after tcontrol update ... MigLayout=
+  planner.UpdateGpu(g);
+  tessera::v1::LaunchJob l;
+  l.set_job_id(4);
+  auto* al = l.add_alloc();
+  al->set_node("n1");
+  al->set_cpus(1);
+  al->add_mig_uuids("MIG-new");
+  JobIsolation iso = planner.Plan(l);
+  auto has = [&](DeviceRule r) {
+    return std::find(iso.cgroup.devices.begin(), iso.cgroup.devices.end(), r) !=
+           iso.cgroup.devices.end();
+  };
+  CHECK(has({'c', 195, 1, "rwm"}));
+  CHECK(has({'c', 237, 50, "rwm"}));
+  CHECK(has({'c', 237, 51, "rwm"}));
+  CHECK_FALSE(has({'c', 237, 30, "rwm"}));
+  fs::remove_all(proc);
+}
