@@ -150,3 +150,27 @@ def test_reslice_of_an_idle_gpu_serves_the_new_profile_with_its_devices(mig):
         rules = re.findall(r"device=(c \d+:\d+ rwm)", iso)
         assert "c 195:1 rwm" in rules, iso
         assert len([r for r in rules if re.match(r"c \d+:1\d\d\d rwm", r)]) == 2, iso
+
+
+GRES2 = ("NodeName=it[1-2] Name=gpu Type=h100 Count=1 MemoryMiB=81920 Simulated=yes MigEnabled=yes "
+         "MigLayout=1g.10gb@0,1g.10gb@1\n")
+
+
+def test_a_two_node_job_gets_each_nodes_own_instance_in_batch_and_trun_steps():
+    c = Cluster(nodes=2, node_extra="Gres=gpu:h100:1", gres=GRES2)
+    try:
+        c.start()
+        work = c.user_dir("tessera-alice")
+        task = "echo $SLURMD_NODENAME=$CUDA_VISIBLE_DEVICES"
+        job = c.submit(["-N2", "--ntasks-per-node=1", "--gpus-per-node=1g.10gb:1", "-o", "n2.out",
+                        "--wrap", f"trun bash -c '{task}'"], user="tessera-alice", cwd=work)
+        assert c.wait_state(job, ["COMPLETED", "FAILED"], timeout=60)[0] == "COMPLETED"
+        seen = dict(re.findall(r"(it\d)=(\S+)", out_of(work, "n2.out")))
+        assert set(seen) == {"it1", "it2"}, seen
+        for node in ("it1", "it2"):
+            show = c.run(["tcontrol", "show", "node", node]).stdout
+            uuids = re.findall(r"1g\.10gb@\d+\((MIG-[\w-]+),", show)
+            assert seen[node] in uuids, (node, seen, show)  # that node's own instance
+        assert seen["it1"] != seen["it2"]
+    finally:
+        c.stop()
