@@ -74,7 +74,7 @@ std::string TresOf(const pb::JobInfo& job) {
   uint32_t gpus = 0;
   for (const auto& a : job.alloc()) {
     mem += a.mem_mib();
-    gpus += static_cast<uint32_t>(a.gpu_indices_size());
+    gpus += static_cast<uint32_t>(a.gpu_indices_size() + a.mig_uuids_size());  // + MIG instances
   }
   if (job.alloc_size() == 0) {
     for (const auto& g : job.spec().task_groups()) {
@@ -104,14 +104,30 @@ std::string JobIdText(const pb::JobInfo& job) {
   return base + std::to_string(job.array_task_id());
 }
 
+// The MIG profile the job asked for ("mig" when its groups name none or several).
+std::string MigProfileOf(const pb::JobInfo& job) {
+  std::set<std::string> models;
+  for (const auto& g : job.spec().task_groups())
+    for (const auto* r : {&g.per_task(), &g.per_node()})
+      if (r->gpus() && !r->gpu_model().empty()) models.insert(r->gpu_model());
+  return models.size() == 1 ? *models.begin() : "mig";
+}
+
 std::string GpuAllocText(const pb::JobInfo& job) {
   std::string out;
   for (const auto& a : job.alloc()) {
-    if (a.gpu_indices_size() == 0) continue;
-    std::string idx;
-    for (uint32_t i : a.gpu_indices()) idx += (idx.empty() ? "" : ",") + std::to_string(i);
-    out += (out.empty() ? "" : ",") + a.node() + ":gpu:" + std::to_string(a.gpu_indices_size()) +
-           "(IDX:" + idx + ")";
+    if (a.gpu_indices_size() != 0) {
+      std::string idx;
+      for (uint32_t i : a.gpu_indices()) idx += (idx.empty() ? "" : ",") + std::to_string(i);
+      out += (out.empty() ? "" : ",") + a.node() + ":gpu:" +
+             std::to_string(a.gpu_indices_size()) + "(IDX:" + idx + ")";
+    }
+    if (a.mig_uuids_size() != 0) {  // MIG instances: "n1:gpu:1g.10gb:2(MIG-...,MIG-...)"
+      std::string ids;
+      for (const auto& u : a.mig_uuids()) ids += (ids.empty() ? "" : ",") + u;
+      out += (out.empty() ? "" : ",") + a.node() + ":gpu:" + MigProfileOf(job) + ":" +
+             std::to_string(a.mig_uuids_size()) + "(" + ids + ")";
+    }
   }
   return out;
 }

@@ -35,7 +35,8 @@ int64_t EndTimeOf(const pb::JobInfo& job);
 // Slurm's job id text: "1234", an array element "1230_4" (array job id _ index) or the pending
 // rest of an array "1230_[5-15%4]".
 std::string JobIdText(const pb::JobInfo& job);
-// GPUs allocated, "gres/gpu:2(IDX:0-1)" per node joined with ","; "" when none.
+// GPUs allocated, "n1:gpu:2(IDX:0,1)" per node joined with ","; MIG instances as
+// "n1:gpu:1g.10gb:2(MIG-...,MIG-...)" (the profile the job asked); "" when none.
 std::string GpuAllocText(const pb::JobInfo& job);
 // Slurm's Command: argv joined with spaces, or "(null)".
 std::string CommandOf(const pb::JobInfo& job);

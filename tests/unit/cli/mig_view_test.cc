@@ -8,6 +8,7 @@
 #include "cli/lib/gpu_units.h"
 #include "cli/lib/gpu_view.h"
 #include "cli/lib/info_custom.h"
+#include "cli/lib/job_view.h"
 #include "cli/lib/show_format.h"
 
 namespace tessera::cli {
@@ -96,6 +97,21 @@ TEST_CASE("tinfo --gpus: a MIG GPU held through a job's mig_uuids counts as allo
   CHECK(out.find("2 GPUs on 1 nodes: 2 allocated, 0 free") != std::string::npos);
   CHECK(out.find("1 of 2 instances in use (free/total: 1g.10gb 1/1 3g.40gb 0/1)") !=
         std::string::npos);
+}
+
+TEST_CASE("a job on MIG instances shows them in GresAlloc and counts them in its TRES") {
+  pb::JobInfo j;
+  j.set_job_id(7);
+  auto* g = j.mutable_spec()->add_task_groups();
+  g->set_count(1);
+  g->mutable_per_task()->set_gpus(2);
+  g->mutable_per_task()->set_gpu_model("1g.10gb");
+  auto* a = j.add_alloc();
+  a->set_node("g1");
+  a->add_mig_uuids("MIG-a");
+  a->add_mig_uuids("MIG-b");
+  CHECK(GpuAllocText(j) == "g1:gpu:1g.10gb:2(MIG-a,MIG-b)");
+  CHECK(TresOf(j).find(",gres/gpu=2") != std::string::npos);
 }
 
 }  // namespace tessera::cli
