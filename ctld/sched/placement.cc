@@ -140,6 +140,7 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
       NodeRt& n = s_.state().nodes()[open[r]];
       if (n.free.cpus <= 0 || (gpu && n.free.gpus <= 0)) continue;
       open[w++] = open[r];
+      if (gpu && model.empty() && n.free_gpus.empty()) continue;  // only MIG instances free
       if (!js.nodelist.empty() && Contains(js.nodelist, n.snap->name)) continue;
       consider(n);
     }
