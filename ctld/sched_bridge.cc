@@ -157,13 +157,15 @@ bool SchedBridge::StillFits(const std::vector<sched::NodePlacement>& placement, 
 std::vector<sched::GpuSnap> SchedBridge::ReportedGpus(const NodeRuntime& rt, bool all_free) {
   std::vector<sched::GpuSnap> out;
   for (const auto& g : rt.gpus) {
+    // Held whole (a job placed before the GPU entered MIG mode): none of its units is free.
+    bool held = !all_free && std::count(rt.alloc_gpus.begin(), rt.alloc_gpus.end(), g.index) > 0;
     if (!g.mig_enabled) {
-      bool held = !all_free && std::count(rt.alloc_gpus.begin(), rt.alloc_gpus.end(), g.index) > 0;
       out.push_back({g.index, g.model, !held, g.healthy, ""});
       continue;
     }
     for (const auto& m : g.mig)
-      out.push_back({g.index, m.profile, all_free || MigHolder(rt, m.uuid) == 0, g.healthy, m.uuid});
+      out.push_back({g.index, m.profile, all_free || (!held && MigHolder(rt, m.uuid) == 0),
+                     g.healthy, m.uuid});
   }
   return out;
 }

@@ -95,6 +95,10 @@ TEST_CASE("the snapshot lists a MIG-mode GPU only as its instances, held ones ar
   CHECK(t.Find("g1")->gpus[1].mig[1].in_use_by_job == 7);
   t.Release(j);
   CHECK(t.Find("g1")->gpus[1].mig[1].in_use_by_job == 0);
+  // A job holding GPU 1 whole (placed before it entered MIG mode) leaves none of its instances free.
+  t.Allocate(Running(8, {"g1", 1, 100, {1}, 1, {}}));
+  for (const auto& u : SchedBridge::ReportedGpus(*t.Find("g1"), false))
+    if (!u.mig_uuid.empty()) CHECK_FALSE(u.free);
 }
 
 TEST_CASE("a placement is rechecked against instances held since the snapshot") {
