@@ -1,6 +1,6 @@
 // sched_scale: cycle time and memory of tessera_sched's RunCycle on synthetic clusters.
 //
-//   sched_scale [--nodes 1000,10000] [--jobs 10000,100000] [--seed 1] [--cycles 3]
+//   sched_scale [--nodes 1000,10000] [--jobs 10000,100000] [--seed 1] [--cycles 3] [--mig 0|1]
 //
 // Each cluster has nodes of 64 CPUs, 512 GiB and 8 GPUs (3/4 h100, 1/4 a100), a "main"
 // partition over all nodes and a "debug" partition over the first 5%. About half the GPUs are
@@ -32,7 +32,17 @@ long ReadStatusKb(const char* key) {
   return -1;
 }
 
-ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed) {
+// --mig 1: every 4th node (i % 4 == 1) has GPUs 6 and 7 in MIG mode (7 x 1g.10gb and
+// 2 x 3g.40gb instances instead), and a quarter of the single-GPU jobs ask for one instance.
+void SliceGpus(tessera::sched::NodeSnap& n) {
+  n.gpus.resize(6);
+  for (uint32_t k = 0; k < 7; ++k)
+    n.gpus.push_back({6, "1g.10gb", true, true, n.name + "-MIG-6-" + std::to_string(k)});
+  for (uint32_t k = 0; k < 2; ++k)
+    n.gpus.push_back({7, "3g.40gb", true, true, n.name + "-MIG-7-" + std::to_string(k)});
+}
+
+ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed, bool mig) {
   std::mt19937_64 rng(seed);
   auto uni = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   ClusterSnapshot s;
@@ -44,7 +54,8 @@ ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed) {
     n.cpus_total = n.cpus_free = 64;
     n.mem_total = n.mem_free = 512 * 1024;
     std::string model = i % 4 == 3 ? "a100" : "h100";
-    for (uint32_t g = 0; g < 8; ++g) n.gpus.push_back({g, model, true, true});
+    for (uint32_t g = 0; g < 8; ++g) n.gpus.push_back({g, model, true, true, ""});
+    if (mig && i % 4 == 1) SliceGpus(n);
     n.features = {model, "rack" + std::to_string(i / 32), i % 2 ? "ib" : "eth"};
     n.partitions = {"main"};
     if (i < n_nodes / 20) n.partitions.push_back("debug");
@@ -80,7 +91,9 @@ ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed) {
     js.time_limit = 600 * uni(1, 144);
     if (js.partition == "debug") js.time_limit = 600;
     int64_t kind = uni(0, 99);
-    if (kind < 50) {          // one task, 1-2 GPUs
+    if (kind < 50 && mig && uni(0, 3) == 0) {  // one MIG instance
+      js.groups.push_back({"main", 1, {8, 32768, 1, uni(0, 1) ? "1g.10gb" : "3g.40gb"}, 0, {}});
+    } else if (kind < 50) {   // one task, 1-2 GPUs
       js.groups.push_back({"main", 1, {8, 32768, static_cast<uint32_t>(uni(1, 2)), ""}, 0, {}});
     } else if (kind < 70) {   // CPU job
       js.groups.push_back({"main", static_cast<uint32_t>(uni(1, 16)), {static_cast<uint32_t>(uni(1, 4)), 4096, 0, ""}, 0, {}});
@@ -118,14 +131,16 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> nodes = {1000, 10000}, jobs = {10000, 100000};
   uint64_t seed = 1;
   int cycles = 3;
+  bool mig = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--nodes") nodes = ParseList(argv[i + 1]);
     else if (a == "--jobs") jobs = ParseList(argv[i + 1]);
     else if (a == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--cycles") cycles = std::atoi(argv[i + 1]);
+    else if (a == "--mig") mig = std::atoi(argv[i + 1]) != 0;
     else {
-      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C]\n");
+      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1]\n");
       return 2;
     }
   }
@@ -133,7 +148,7 @@ int main(int argc, char** argv) {
               "min_ms", "max_ms", "started", "backfill", "reserved", "rss_MiB", "peak_MiB");
   for (uint32_t n : nodes)
     for (uint32_t j : jobs) {
-      ClusterSnapshot snap = MakeCluster(n, j, seed);
+      ClusterSnapshot snap = MakeCluster(n, j, seed, mig);
       double total = 0, lo = 1e18, hi = 0;
       tessera::sched::CycleResult r;
       for (int c = 0; c < cycles; ++c) {
