@@ -67,6 +67,7 @@ struct SchedConfig {
   double binpack_weight = 1;             // nodeorder: fill partly used nodes first
   double spread_weight = 0;              // nodeorder: prefer emptier nodes
   int64_t default_time = 365 * 86400;    // time limit when neither job nor partition has one
+  int64_t mig_reconfig_seconds = 10;     // how long a MIG layout change takes (dynamic MIG)
   // Multifactor priority (Slurm's PriorityWeight*)
   uint32_t weight_age = 0;
   uint32_t weight_fairshare = 0;
