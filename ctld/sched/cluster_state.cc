@@ -23,9 +23,11 @@ ClusterState::ClusterState(const ClusterSnapshot& snap) : now_(snap.now) {
     for (uint32_t i = 0; i < ns.gpus.size(); ++i) {
       if (!ns.gpus[i].healthy) continue;
       ++n.total.gpus;
-      if (ns.gpus[i].free) n.free_gpus.push_back(i);
+      bool mig = !ns.gpus[i].mig_uuid.empty();
+      if (!mig) ++n.whole_total;
+      if (ns.gpus[i].free) (mig ? n.free_mig : n.free_gpus).push_back(i);
     }
-    n.free.gpus = static_cast<int64_t>(n.free_gpus.size());
+    n.free.gpus = static_cast<int64_t>(n.free_gpus.size() + n.free_mig.size());
     n.features = ns.features;
     std::sort(n.features.begin(), n.features.end());
     for (const auto& pn : ns.partitions) {
@@ -86,13 +88,15 @@ Amount ClusterState::MinAvail(const NodeRt& n, int64_t start, int64_t end) {
 
 int64_t ClusterState::FreeGpusNow(const NodeRt& n, const std::string& model) {
   if (model.empty()) return static_cast<int64_t>(n.free_gpus.size());
+  if (model == kAllGpuUnits) return static_cast<int64_t>(n.free_gpus.size() + n.free_mig.size());
   int64_t c = 0;
   for (uint32_t g : n.free_gpus) c += n.snap->gpus[g].model == model;
+  for (uint32_t g : n.free_mig) c += n.snap->gpus[g].model == model;
   return c;
 }
 
 bool ClusterState::HasGpuModel(const NodeRt& n, const std::string& model) {
-  if (model.empty()) return true;
+  if (model.empty() || model == kAllGpuUnits) return true;
   for (const auto& g : n.snap->gpus)
     if (g.model == model) return true;
   return false;

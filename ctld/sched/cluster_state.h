@@ -20,6 +20,17 @@
 
 namespace tessera::sched {
 
+// The model an --exclusive placement takes: every GPU unit of the node (whole GPUs and MIG
+// instances alike).
+inline const std::string kAllGpuUnits = "*";
+
+// Whether a GPU unit of model `unit_model` (mig: it is a MIG instance) serves a request for
+// `model` (see ClusterState::FreeGpusNow).
+inline bool GpuUnitMatches(const std::string& model, const std::string& unit_model, bool mig) {
+  if (model.empty()) return !mig;
+  return model == kAllGpuUnits || model == unit_model;
+}
+
 struct Amount {
   int64_t cpus = 0;
   int64_t mem = 0;
@@ -43,7 +54,9 @@ struct NodeRt {
   bool idle = true;                    // nothing running and nothing started this cycle
   Amount free;                         // now
   Amount total;
-  std::vector<uint32_t> free_gpus;     // positions in snap->gpus: free and healthy now
+  std::vector<uint32_t> free_gpus;     // positions in snap->gpus: whole GPUs free and healthy now
+  std::vector<uint32_t> free_mig;      // positions in snap->gpus: MIG instances free and healthy now
+  int64_t whole_total = 0;             // healthy whole GPUs (total.gpus also counts instances)
   std::vector<TimeEvent> events;       // sorted by time
   std::vector<std::string> features;   // sorted
   std::vector<uint32_t> partitions;    // partition ids
@@ -72,8 +85,10 @@ class ClusterState {
 
   // Minimum availability of `n` over [start, end).
   static Amount MinAvail(const NodeRt& n, int64_t start, int64_t end);
-  // Free GPUs of `model` ("" = any) on `n` now.
+  // Free GPU units of `model` on `n` now: "" = whole GPUs of any type (never MIG instances), a
+  // type = whole GPUs of that type, a MIG profile = instances of it, kAllGpuUnits = every unit.
   static int64_t FreeGpusNow(const NodeRt& n, const std::string& model);
+  // Whether `n` has any unit of `model` (a type or a profile; "" and kAllGpuUnits: true).
   static bool HasGpuModel(const NodeRt& n, const std::string& model);
 
   // Mutations (used by Statement, which can undo them).

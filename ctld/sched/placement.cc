@@ -86,7 +86,8 @@ class Placer {
   }
   Amount Avail(const NodeRt& n, const std::string& model) const {
     Amount a = ClusterState::MinAvail(n, start_, end_);
-    if (!model.empty() && !ClusterState::HasGpuModel(n, model)) a.gpus = 0;
+    if (model.empty()) a.gpus = std::min(a.gpus, n.whole_total);  // MIG instances never serve ""
+    else if (!ClusterState::HasGpuModel(n, model)) a.gpus = 0;
     if (now_) a.gpus = std::min(a.gpus, ClusterState::FreeGpusNow(n, model));
     return a;
   }
@@ -120,7 +121,8 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
     if (!Eligible(n)) return;
     Amount a = Avail(n, model);
     int64_t cap;
-    if (js.exclusive) cap = ExclusiveOk(n, a) ? std::min<int64_t>(Capacity(a, g, *n.snap), left) : 0;
+    if (js.exclusive)
+      cap = ExclusiveOk(n, Avail(n, kAllGpuUnits)) ? std::min<int64_t>(Capacity(a, g, *n.snap), left) : 0;
     else cap = Capacity(a, g, *n.snap);
     int64_t take = std::min({cap, spread, left});
     if (take <= 0) return;
@@ -178,11 +180,11 @@ uint32_t Placer::PlaceGroup(size_t gi) {
     Amount amt = js.exclusive ? Amount{n.total.cpus, n.total.mem, n.total.gpus} : AmountFor(g, *n.snap, k);
     if (fresh) {
       used_[c.node] = out_.size();
-      out_.push_back({n.snap->name, 0, 0, {}, 0, std::vector<uint32_t>(js.groups.size(), 0)});
+      out_.push_back({n.snap->name, 0, 0, {}, 0, std::vector<uint32_t>(js.groups.size(), 0), {}});
     }
     NodePlacement& p = out_[used_[c.node]];
     if (now_) {
-      auto idx = st_.Allocate(n, amt, js.exclusive ? "" : model, end_);
+      auto idx = st_.Allocate(n, amt, js.exclusive ? kAllGpuUnits : model, end_, &p.mig_uuids);
       p.gpu_indices.insert(p.gpu_indices.end(), idx.begin(), idx.end());
       std::sort(p.gpu_indices.begin(), p.gpu_indices.end());
     } else {

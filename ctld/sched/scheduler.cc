@@ -63,7 +63,7 @@ Status Diagnose(const JobSnap& job, const std::vector<const NodeSnap*>& cands) {
       cpu |= n->cpus_total >= std::max<uint32_t>(1, g.per_task.cpus) + g.per_node.cpus;
       mem |= n->mem_total >= g.per_task.mem_mib + g.per_node.mem_mib;
       uint32_t have = 0;
-      for (const auto& gp : n->gpus) have += model.empty() || gp.model == model;
+      for (const auto& gp : n->gpus) have += GpuUnitMatches(model, gp.model, !gp.mig_uuid.empty());
       gpu |= have >= g.per_task.gpus + g.per_node.gpus;
     }
     std::string what = "task group " + (g.name.empty() ? std::string("main") : g.name);

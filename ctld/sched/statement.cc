@@ -5,16 +5,27 @@
 namespace tessera::sched {
 
 std::vector<uint32_t> Statement::Allocate(NodeRt& n, const Amount& a, const std::string& model,
-                                          int64_t end) {
-  Op op{&n, a, -1, end, {}, n.idle};
+                                          int64_t end, std::vector<std::string>* mig_uuids) {
+  Op op{&n, a, -1, end, {}, {}, n.idle};
   std::vector<uint32_t> indices;
   int64_t want = a.gpus;
   for (auto it = n.free_gpus.begin(); it != n.free_gpus.end() && want > 0;) {
     const GpuSnap& g = n.snap->gpus[*it];
-    if (model.empty() || g.model == model) {
+    if (GpuUnitMatches(model, g.model, false)) {
       op.gpus.push_back(*it);
       indices.push_back(g.index);
       it = n.free_gpus.erase(it);
+      --want;
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = n.free_mig.begin(); it != n.free_mig.end() && want > 0;) {
+    const GpuSnap& g = n.snap->gpus[*it];
+    if (GpuUnitMatches(model, g.model, true)) {
+      op.mig.push_back(*it);
+      if (mig_uuids) mig_uuids->push_back(g.mig_uuid);
+      it = n.free_mig.erase(it);
       --want;
     } else {
       ++it;
@@ -30,7 +41,7 @@ std::vector<uint32_t> Statement::Allocate(NodeRt& n, const Amount& a, const std:
 void Statement::Reserve(NodeRt& n, const Amount& a, int64_t start, int64_t end) {
   state_.AddEvent(n, start, -a);
   state_.AddEvent(n, end, a);
-  ops_.push_back(Op{&n, a, start, end, {}, n.idle});
+  ops_.push_back(Op{&n, a, start, end, {}, {}, n.idle});
 }
 
 void Statement::Discard() {
@@ -40,6 +51,8 @@ void Statement::Discard() {
       state_.RemoveEvent(n, it->end, it->amount);
       n.free_gpus.insert(n.free_gpus.end(), it->gpus.begin(), it->gpus.end());
       std::sort(n.free_gpus.begin(), n.free_gpus.end());
+      n.free_mig.insert(n.free_mig.end(), it->mig.begin(), it->mig.end());
+      std::sort(n.free_mig.begin(), n.free_mig.end());
       n.idle = it->was_idle;
       state_.ReturnNow(n, it->amount);
     } else {

@@ -18,9 +18,12 @@ class Statement {
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
-  // Takes `a` on `n` now until `end`, picking `a.gpus` free GPUs of `model` ("" = any).
-  // Returns the GPU indices taken. Requires the resources to be free now.
-  std::vector<uint32_t> Allocate(NodeRt& n, const Amount& a, const std::string& model, int64_t end);
+  // Takes `a` on `n` now until `end`, picking `a.gpus` free GPU units of `model` (matching as
+  // ClusterState::FreeGpusNow: "" = whole GPUs of any type, a profile = its MIG instances,
+  // kAllGpuUnits = every unit). Returns the whole GPUs' indices taken; the MIG instances taken
+  // are appended to `mig_uuids` when given. Requires the resources to be free now.
+  std::vector<uint32_t> Allocate(NodeRt& n, const Amount& a, const std::string& model, int64_t end,
+                                 std::vector<std::string>* mig_uuids = nullptr);
   // Holds `a` on `n` over [start, end) in the timeline (a reservation).
   void Reserve(NodeRt& n, const Amount& a, int64_t start, int64_t end);
   void Commit() { ops_.clear(); }
@@ -32,7 +35,8 @@ class Statement {
     Amount amount;
     int64_t start;  // -1 for an allocation now
     int64_t end;
-    std::vector<uint32_t> gpus;  // positions in snap->gpus
+    std::vector<uint32_t> gpus;  // positions in snap->gpus (whole GPUs)
+    std::vector<uint32_t> mig;   // positions in snap->gpus (MIG instances)
     bool was_idle;
   };
   ClusterState& state_;

@@ -41,7 +41,7 @@ class LimitsPlugin : public Plugin {
     s.AddAllocatable([this](const JobInfo& j) { return Dynamic(j); });
     s.AddOnAllocated([this](const JobInfo& j, const std::vector<NodePlacement>& p) {
       Usage u{0, 0, 0, static_cast<int64_t>(p.size()), 1};
-      for (const auto& n : p) u.cpu += n.cpus, u.mem += static_cast<int64_t>(n.mem_mib), u.gpu += static_cast<int64_t>(n.gpu_indices.size());
+      for (const auto& n : p) u.cpu += n.cpus, u.mem += static_cast<int64_t>(n.mem_mib), u.gpu += static_cast<int64_t>(n.gpu_indices.size() + n.mig_uuids.size());
       Charge(j.snap->user, j.snap->qos, j.snap->account, u);
     });
   }
