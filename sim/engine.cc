@@ -104,7 +104,6 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
   using Reconf = std::pair<int64_t, size_t>;  // (done at, index in reconfs)
   std::priority_queue<Reconf, std::vector<Reconf>, std::greater<Reconf>> reconf_done;
   std::vector<sched::MigReconfig> reconfs;
-  MigLive mig;
   size_t next = 0;
   int64_t used_gpus = 0, used_cpus = 0;
   uint64_t used_gpu_mem = 0;
@@ -117,7 +116,7 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
     while (!reconf_done.empty() && reconf_done.top().first == t) {
       const sched::MigReconfig& r = reconfs[reconf_done.top().second];
       reconf_done.pop();
-      mig.Finish(live.nodes[live.index.at(r.node)], r);
+      MigLive::Finish(live.nodes[live.index.at(r.node)], r);
     }
     while (!ends.empty() && ends.top().first == t) {
       SimJob& j = run.jobs[ends.top().second];
@@ -173,7 +172,7 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
       ends.push({j.end, i});
     }
     for (const auto& r : res.mig_reconfigs) {
-      mig.Begin(live.nodes[live.index.at(r.node)], r);
+      MigLive::Begin(live.nodes[live.index.at(r.node)], r);
       reconfs.push_back(r);
       reconf_done.push({t + std::max<int64_t>(1, cfg.mig_reconfig_seconds), reconfs.size() - 1});
       ++run.mig_reconfigs;

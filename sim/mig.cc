@@ -127,6 +127,10 @@ Status ApplyMigVariant(const ClusterConfig& cfg, MigVariant v,
           Unlist(n, index);
           ListInstances(n, g);
         }
+        if (v == MigVariant::kDynamic) {  // MIG mode on, no instances yet: cut on demand
+          g.mig_enabled = true;
+          Unlist(n, index);
+        }
         n.mig_gpus.push_back(std::move(g));
       }
     }
@@ -177,8 +181,6 @@ void MigLive::Use(sched::NodeSnap& n, const sched::NodePlacement& p, bool take) 
 void MigLive::Begin(sched::NodeSnap& n, const sched::MigReconfig& r) {
   for (auto& mg : n.mig_gpus)
     if (mg.index == r.gpu_index) mg.busy = true;
-  for (const auto& g : n.gpus)
-    if (g.index == r.gpu_index && g.mig_uuid.empty()) parked_[{n.name, r.gpu_index}] = g;
   Unlist(n, r.gpu_index);
 }
 
@@ -194,17 +196,9 @@ void MigLive::Finish(sched::NodeSnap& n, const sched::MigReconfig& r) {
     for (const auto& [profile, start] : r.create)
       inst.push_back({profile, start, SimMigUuid(n.name, mg.index, profile, start), true});
     std::sort(inst.begin(), inst.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
-    mg.mig_enabled = !inst.empty();
+    mg.mig_enabled = true;
     mg.busy = false;
-    auto parked = parked_.find({n.name, mg.index});
-    if (mg.mig_enabled) {
-      ListInstances(n, mg);
-    } else if (parked != parked_.end()) {  // back to a whole GPU
-      auto pos = std::find_if(n.gpus.begin(), n.gpus.end(),
-                              [&](const sched::GpuSnap& s) { return s.index > mg.index; });
-      n.gpus.insert(pos, parked->second);
-      parked_.erase(parked);
-    }
+    ListInstances(n, mg);
   }
 }
 

@@ -8,8 +8,9 @@
 //                 admin's choice today), layouts taken round-robin over the GPUs:
 //                 `--mig-layout "7g.80gb;4g.40gb,3g.40gb;3g.40gb,2g.20gb,1g.10gb,1g.10gb"`; the
 //                 default is the mixed set 7g | 4g+3g | 3g+2g+1g+1g | 7 x 1g of the model.
-//  - mig-dynamic: MIG-capable GPUs start whole with MigStrategy=dynamic; the scheduler's planner
-//                 cuts them on demand (CycleResult::mig_reconfigs) and a reconfiguration takes
+//  - mig-dynamic: MIG-capable GPUs start in MIG mode with no instances, MigStrategy=dynamic
+//                 (switching MIG mode needs a GPU reset, so the planner never does it); the
+//                 scheduler's planner cuts them on demand (CycleResult::mig_reconfigs) and a reconfiguration takes
 //                 SchedConfig::mig_reconfig_seconds of virtual time, during which the GPU is busy.
 // A MIG-capable GPU is one whose type and memory (gres.conf Type=/MemoryMiB=, or the type alone)
 // name a model of common/mig_profiles.h.
@@ -19,7 +20,6 @@
 // asking for whole GPUs uses their full memory. GPU-memory utilization is this useful memory over
 // the memory of all GPUs, integrated over the makespan.
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -41,7 +41,8 @@ std::vector<std::vector<std::string>> ParseMigLayouts(const std::string& text);
 
 // Adds NodeSnap::mig_gpus for MIG-capable GPUs (from cfg.gpus declarations) and applies the
 // variant: kStatic replaces each MIG-capable GPU's whole entry by its instances (`static_layouts`
-// round-robin, or the defaults above when empty); kDynamic marks them dynamic. Errors name the
+// round-robin, or the defaults above when empty); kDynamic marks them dynamic, in MIG mode
+// with no instances. Errors name the
 // node and GPU when a static layout does not fit the model.
 Status ApplyMigVariant(const ClusterConfig& cfg, MigVariant v,
                        const std::vector<std::vector<std::string>>& static_layouts,
@@ -61,20 +62,15 @@ uint64_t UsefulGpuMemMib(const TraceJob& t, uint64_t whole_gpu_mem_mib);
 // kWhole: a profile request becomes a request for that many whole GPUs of any type.
 void ApplyMigVariant(MigVariant v, std::vector<TraceJob>& trace);
 
-// Live MIG state during a replay (one per run).
-class MigLive {
- public:
+// Live MIG state during a replay. The planner never switches a GPU's MIG mode (that needs a GPU
+// reset), so a reconfigured GPU is in MIG mode before and after.
+struct MigLive {
   // Marks the instances (and whole GPUs) of `p` on `n` taken or returned.
   static void Use(sched::NodeSnap& n, const sched::NodePlacement& p, bool take);
-  // A reconfiguration starts: the GPU leaves the schedulable list until Finish.
-  void Begin(sched::NodeSnap& n, const sched::MigReconfig& r);
+  // A reconfiguration starts: the GPU's units leave the schedulable list until Finish.
+  static void Begin(sched::NodeSnap& n, const sched::MigReconfig& r);
   // It ends: the GPU's new instances become schedulable (simulated UUIDs).
-  void Finish(sched::NodeSnap& n, const sched::MigReconfig& r);
-
- private:
-  // Whole-GPU entries of GPUs now in MIG mode (or being cut), to list again when a later layout
-  // is empty.
-  std::map<std::pair<std::string, uint32_t>, sched::GpuSnap> parked_;
+  static void Finish(sched::NodeSnap& n, const sched::MigReconfig& r);
 };
 
 }  // namespace tessera::sim

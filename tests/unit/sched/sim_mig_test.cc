@@ -91,13 +91,12 @@ TEST_CASE("sim MIG: dynamic variant; a reconfiguration takes the GPU out, then l
   auto& n = nodes[0];
   REQUIRE(n.mig_gpus.size() == 2);
   CHECK(n.mig_gpus[1].dynamic);
-  CHECK(Count(n, "a100-80gb") == 2);
+  CHECK(n.mig_gpus[1].mig_enabled);  // MIG mode on, nothing cut yet
+  CHECK(n.gpus.empty());
   sched::MigReconfig r{"n1", 1, {}, {{"3g.40gb", 4}, {"2g.20gb", 0}}, {7}};
-  sim::MigLive live;
-  live.Begin(n, r);
+  sim::MigLive::Begin(n, r);
   CHECK(n.mig_gpus[1].busy);
-  CHECK(Count(n, "a100-80gb") == 1);  // GPU 1 is out while it is cut
-  live.Finish(n, r);
+  sim::MigLive::Finish(n, r);
   CHECK_FALSE(n.mig_gpus[1].busy);
   CHECK(n.mig_gpus[1].mig_enabled);
   CHECK(Count(n, "3g.40gb") == 1);
@@ -117,10 +116,12 @@ TEST_CASE("sim MIG: dynamic variant; a reconfiguration takes the GPU out, then l
   sim::MigLive::Use(n, p, false);
   for (const auto& g : n.gpus)
     if (g.mig_uuid == uuid) CHECK(g.free);
-  // destroying every instance gives the whole GPU back
-  sched::MigReconfig back{"n1", 1, {}, {}, {}};
-  for (const auto& i : n.mig_gpus[1].instances) back.destroy.push_back(i.uuid);
-  live.Begin(n, back);
-  live.Finish(n, back);
-  CHECK_FALSE(n.mig_gpus[1].mig_enabled);
+  // a later layout destroys the old instances
+  sched::MigReconfig again{"n1", 1, {}, {{"7g.80gb", 0}}, {}};
+  for (const auto& i : n.mig_gpus[1].instances) again.destroy.push_back(i.uuid);
+  sim::MigLive::Begin(n, again);
+  CHECK(n.gpus.empty());
+  sim::MigLive::Finish(n, again);
+  CHECK(Count(n, "7g.80gb") == 1);
+  CHECK(n.gpus.size() == 1);
 }
