@@ -4,7 +4,10 @@
 #include <chrono>
 #include <map>
 #include <queue>
+#include <set>
 #include <unordered_map>
+
+#include "sim/mig.h"
 
 namespace tessera::sim {
 namespace {
@@ -59,44 +62,62 @@ void Apply(Live& live, const std::vector<sched::NodePlacement>& p, bool take) {
       --live.jobs_on[i];
     }
     n.idle = live.jobs_on[i] == 0;
-    for (auto& g : n.gpus) {
-      bool held = g.mig_uuid.empty()
-                      ? std::count(np.gpu_indices.begin(), np.gpu_indices.end(), g.index) > 0
-                      : std::count(np.mig_uuids.begin(), np.mig_uuids.end(), g.mig_uuid) > 0;
-      if (held) g.free = !take;
-    }
+    for (auto& g : n.gpus)
+      if (g.mig_uuid.empty() && std::count(np.gpu_indices.begin(), np.gpu_indices.end(), g.index))
+        g.free = !take;
+    MigLive::Use(n, np, take);
   }
+}
+
+int64_t PhysicalGpus(const sched::NodeSnap& n) {
+  std::set<uint32_t> idx;
+  for (const auto& g : n.gpus) idx.insert(g.index);
+  for (const auto& g : n.mig_gpus) idx.insert(g.index);
+  return static_cast<int64_t>(idx.size());
 }
 
 }  // namespace
 
 SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& default_partition,
                 const sched::SchedConfig& cfg, const std::vector<TraceJob>& trace,
-                const std::string& label) {
+                const std::string& label, uint64_t gpu_mem_mib) {
   SimRun run;
   run.label = label;
   Live live{cluster.nodes, {}, std::vector<uint32_t>(cluster.nodes.size(), 0)};
   for (size_t i = 0; i < live.nodes.size(); ++i) {
     live.index[live.nodes[i].name] = i;
     run.total_cpus += live.nodes[i].cpus_total;
-    run.total_gpus += static_cast<int64_t>(live.nodes[i].gpus.size());
+    run.total_gpus += PhysicalGpus(live.nodes[i]);
   }
+  run.total_gpu_mem_mib = uint64_t(run.total_gpus) * gpu_mem_mib;
   sched::ClusterSnapshot empty = cluster;
   run.jobs.reserve(trace.size());
   for (size_t i = 0; i < trace.size(); ++i)
-    run.jobs.push_back({trace[i], ToSnap(trace[i], i + 1, default_partition), -1, -1, 0, 0, ""});
+    run.jobs.push_back({trace[i], ToSnap(trace[i], i + 1, default_partition), -1, -1, 0, 0,
+                        UsefulGpuMemMib(trace[i], gpu_mem_mib), ""});
   sched::Registry reg = sched::Registry::Builtin();
   std::vector<size_t> pending;
   std::map<uint64_t, sched::RunningSnap> running;
   std::map<uint64_t, std::vector<sched::NodePlacement>> placements;
   using End = std::pair<int64_t, size_t>;
   std::priority_queue<End, std::vector<End>, std::greater<End>> ends;
+  using Reconf = std::pair<int64_t, size_t>;  // (done at, index in reconfs)
+  std::priority_queue<Reconf, std::vector<Reconf>, std::greater<Reconf>> reconf_done;
+  std::vector<sched::MigReconfig> reconfs;
   size_t next = 0;
   int64_t used_gpus = 0, used_cpus = 0;
+  uint64_t used_gpu_mem = 0;
   run.first_submit = trace.empty() ? 0 : trace.front().submit;
-  while (next < trace.size() || !ends.empty()) {
-    int64_t t = next < trace.size() ? trace[next].submit : ends.top().first;
+  while (next < trace.size() || !ends.empty() || !reconf_done.empty()) {
+    int64_t t = sched::kNever;
+    if (next < trace.size()) t = trace[next].submit;
     if (!ends.empty()) t = std::min(t, ends.top().first);
+    if (!reconf_done.empty()) t = std::min(t, reconf_done.top().first);
+    while (!reconf_done.empty() && reconf_done.top().first == t) {
+      const sched::MigReconfig& r = reconfs[reconf_done.top().second];
+      reconf_done.pop();
+      MigLive::Finish(live.nodes[live.index.at(r.node)], r);
+    }
     while (!ends.empty() && ends.top().first == t) {
       SimJob& j = run.jobs[ends.top().second];
       ends.pop();
@@ -104,6 +125,7 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
       placements.erase(j.snap.id);
       running.erase(j.snap.id);
       used_gpus -= j.gpus, used_cpus -= j.cpus;
+      used_gpu_mem -= j.gpu_mem_mib;
       run.last_end = std::max(run.last_end, t);
     }
     for (; next < trace.size() && trace[next].submit == t; ++next) {
@@ -140,17 +162,25 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
         auto units = static_cast<uint32_t>(p.gpu_indices.size() + p.mig_uuids.size());
         r.nodes.push_back({p.node, p.cpus, p.mem_mib, units});
         j.cpus += p.cpus;
-        j.gpus += units;
+        j.gpus += static_cast<uint32_t>(p.gpu_indices.size());  // whole GPUs only
       }
       used_gpus += j.gpus, used_cpus += j.cpus;
+      used_gpu_mem += j.gpu_mem_mib;
       Apply(live, d.placement, true);
       placements[j.snap.id] = d.placement;
       running[j.snap.id] = std::move(r);
       ends.push({j.end, i});
     }
+    for (const auto& r : res.mig_reconfigs) {
+      MigLive::Begin(live.nodes[live.index.at(r.node)], r);
+      reconfs.push_back(r);
+      reconf_done.push({t + std::max<int64_t>(1, cfg.mig_reconfig_seconds), reconfs.size() - 1});
+      ++run.mig_reconfigs;
+    }
     pending = std::move(still);
     run.samples.push_back({t, run.total_gpus ? double(used_gpus) / double(run.total_gpus) : 0,
-                           run.total_cpus ? double(used_cpus) / double(run.total_cpus) : 0, pending.size()});
+                           run.total_cpus ? double(used_cpus) / double(run.total_cpus) : 0, pending.size(),
+                           run.total_gpu_mem_mib ? double(used_gpu_mem) / double(run.total_gpu_mem_mib) : 0});
   }
   return run;
 }

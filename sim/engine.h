@@ -19,7 +19,8 @@ struct SimJob {
   sched::JobSnap snap;
   int64_t start = -1;     // -1 = never started
   int64_t end = -1;
-  uint32_t gpus = 0, cpus = 0;  // allocated
+  uint32_t gpus = 0, cpus = 0;  // allocated (whole GPUs; MIG instances count in gpu_mem_mib)
+  uint64_t gpu_mem_mib = 0;     // useful GPU memory while running (sim/mig.h)
   std::string rejected;   // CheckSatisfiable's message when rejected at submit
 };
 
@@ -27,6 +28,7 @@ struct Sample {
   int64_t t = 0;
   double gpu_util = 0, cpu_util = 0;
   size_t queued = 0;
+  double gpu_mem_util = 0;
 };
 
 struct SimRun {
@@ -34,14 +36,19 @@ struct SimRun {
   std::vector<SimJob> jobs;
   std::vector<Sample> samples;
   std::vector<double> cycle_ms;
-  int64_t total_gpus = 0, total_cpus = 0;
+  int64_t total_gpus = 0, total_cpus = 0;  // physical GPUs (a GPU cut into MIG counts once)
+  uint64_t total_gpu_mem_mib = 0;
+  uint64_t mig_reconfigs = 0;
   int64_t first_submit = 0, last_end = 0;
   std::string error;      // a cycle failed (bad configuration)
 };
 
 // `cluster` holds nodes and partitions (no jobs). The default partition gets jobs that name none.
+// `gpu_mem_mib`: the memory of one whole GPU, for GPU-memory utilization (0 = not measured).
+// MIG: placements on instances mark them busy; CycleResult::mig_reconfigs take the GPU out of
+// scheduling for SchedConfig::mig_reconfig_seconds, then its new instances are schedulable.
 SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& default_partition,
                 const sched::SchedConfig& cfg, const std::vector<TraceJob>& trace,
-                const std::string& label);
+                const std::string& label, uint64_t gpu_mem_mib = 0);
 
 }  // namespace tessera::sim

@@ -1,7 +1,8 @@
 // tessera-sim: replay a workload trace through tessera_sched in virtual time.
 //
 //   tessera-sim --trace FILE [--format swf|csv|openb] --conf tessera.conf
-//               [--compare default,fifo,conservative,spread] [--limit N] [--arrival-scale F]
+//               [--compare default,fifo,conservative,spread,mig-whole,mig-static,mig-dynamic]
+//               [--mig-layout "7g.80gb;4g.40gb,3g.40gb"] [--limit N] [--arrival-scale F]
 //               [--json out.json] [--svg out.svg]
 //   tessera-sim --openb-nodes openb_node_list_gpu_node.csv --emit-conf out.conf
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "common/cluster_config.h"
 #include "common/config_file.h"
 #include "sim/engine.h"
+#include "sim/mig.h"
 #include "sim/report.h"
 
 using namespace tessera;
@@ -20,7 +22,8 @@ namespace {
 
 int Usage() {
   std::cerr << "usage: tessera-sim --trace FILE [--format swf|csv|openb] --conf tessera.conf\n"
-               "         [--compare default,fifo,conservative,spread] [--limit N] [--arrival-scale F]\n         [--json F] [--svg F]\n"
+               "         [--compare default,fifo,conservative,spread,mig-whole,mig-static,mig-dynamic]\n"
+               "         [--mig-layout \"P1,P2;P3\"] [--limit N] [--arrival-scale F] [--json F] [--svg F]\n"
                "       tessera-sim --openb-nodes NODES.csv --emit-conf OUT.conf\n";
   return 2;
 }
@@ -48,7 +51,7 @@ sched::ClusterSnapshot ClusterFrom(const ClusterConfig& c) {
 
 // Named variants of the configuration loaded from --conf.
 Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig base) {
-  if (name == "default") return base;
+  if (name == "default" || sim::MigVariantByName(name) != sim::MigVariant::kNone) return base;
   if (name == "fifo") {
     base.actions = {"enqueue", "allocate"};
     base.plugins = {"fifo", "gang", "predicates", "nodeorder", "lifecycle", "limits"};
@@ -63,7 +66,7 @@ Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig ba
     base.spread_weight = 1;
     return base;
   }
-  return InvalidArgument("unknown --compare configuration \"" + name + "\" (default, fifo, conservative, spread)");
+  return InvalidArgument("unknown --compare configuration \"" + name + "\" (default, fifo, conservative, spread, mig-whole, mig-static, mig-dynamic)");
 }
 
 }  // namespace
@@ -109,10 +112,21 @@ int main(int argc, char** argv) {
   for (std::string n; std::getline(ss, n, ',');) names.push_back(n);
   std::vector<sim::SimRun> runs;
   std::vector<sim::Metrics> metrics;
+  auto layout = sim::ParseMigLayouts(a.count("mig-layout") ? a["mig-layout"] : "");
   for (const auto& n : names) {
     auto cfg = Preset(n, *sched_cfg);
     if (!cfg.ok()) { std::cerr << "tessera-sim: " << cfg.status().message() << "\n"; return 2; }
-    runs.push_back(sim::Simulate(cluster, default_part, *cfg, *trace, n));
+    sim::MigVariant mv = sim::MigVariantByName(n);
+    if (mv == sim::MigVariant::kNone) {
+      runs.push_back(sim::Simulate(cluster, default_part, *cfg, *trace, n));
+    } else {
+      sched::ClusterSnapshot c = cluster;
+      Status st = sim::ApplyMigVariant(*cluster_cfg, mv, layout, c.nodes);
+      if (!st.ok()) { std::cerr << "tessera-sim: " << n << ": " << st.message() << "\n"; return 1; }
+      std::vector<sim::TraceJob> t = *trace;
+      sim::ApplyMigVariant(mv, t);
+      runs.push_back(sim::Simulate(c, default_part, *cfg, t, n, sim::WholeGpuMemMib(*cluster_cfg)));
+    }
     if (!runs.back().error.empty()) { std::cerr << "tessera-sim: " << n << ": " << runs.back().error << "\n"; return 1; }
     metrics.push_back(sim::Compute(runs.back()));
   }

@@ -36,7 +36,7 @@ Metrics Compute(const SimRun& run) {
   m.label = run.label;
   m.jobs = run.jobs.size();
   std::vector<double> waits, slow, jct;
-  double gpu_s = 0, cpu_s = 0;
+  double gpu_s = 0, cpu_s = 0, mem_s = 0;
   std::map<std::string, double> by_account;
   for (const auto& j : run.jobs) {
     if (!j.rejected.empty()) { ++m.rejected; continue; }
@@ -48,13 +48,17 @@ Metrics Compute(const SimRun& run) {
     jct.push_back(double(j.end - j.trace.submit));
     gpu_s += ran * j.gpus;
     cpu_s += ran * j.cpus;
+    mem_s += ran * double(j.gpu_mem_mib);
     by_account[j.trace.account] += run.total_gpus ? ran * j.gpus : ran * j.cpus;
   }
   m.makespan = std::max<int64_t>(0, run.last_end - run.first_submit);
   if (m.makespan > 0) {
     if (run.total_gpus) m.gpu_util = gpu_s / (double(run.total_gpus) * double(m.makespan));
     if (run.total_cpus) m.cpu_util = cpu_s / (double(run.total_cpus) * double(m.makespan));
+    if (run.total_gpu_mem_mib)
+      m.gpu_mem_util = mem_s / (double(run.total_gpu_mem_mib) * double(m.makespan));
   }
+  m.mig_reconfigs = run.mig_reconfigs;
   m.wait_mean = Mean(waits);
   m.wait_p50 = Quantile(waits, 0.5);
   m.wait_p95 = Quantile(waits, 0.95);
@@ -85,6 +89,12 @@ void PrintTable(std::ostream& out, const std::vector<Metrics>& runs) {
   row("never started", [](const Metrics& m) { return double(m.never_started); }, 0);
   row("GPU utilization %", [](const Metrics& m) { return 100 * m.gpu_util; }, 2);
   row("CPU utilization %", [](const Metrics& m) { return 100 * m.cpu_util; }, 2);
+  bool mem = false;
+  for (const auto& m : runs) mem = mem || m.gpu_mem_util >= 0;
+  if (mem) {
+    row("GPU-mem utilization %", [](const Metrics& m) { return 100 * std::max(0.0, m.gpu_mem_util); }, 2);
+    row("MIG reconfigurations", [](const Metrics& m) { return double(m.mig_reconfigs); }, 0);
+  }
   row("wait mean s", [](const Metrics& m) { return m.wait_mean; }, 0);
   row("wait p50 s", [](const Metrics& m) { return m.wait_p50; }, 0);
   row("wait p95 s", [](const Metrics& m) { return m.wait_p95; }, 0);
@@ -110,7 +120,8 @@ void PrintJson(std::ostream& out, const std::vector<Metrics>& runs) {
     out << (i ? ", " : "") << "{\"label\": \"" << Esc(m.label) << "\", \"jobs\": " << m.jobs
         << ", \"started\": " << m.started << ", \"rejected\": " << m.rejected
         << ", \"never_started\": " << m.never_started << ", \"gpu_utilization\": " << m.gpu_util
-        << ", \"cpu_utilization\": " << m.cpu_util << ", \"wait_s\": {\"mean\": " << m.wait_mean
+        << ", \"cpu_utilization\": " << m.cpu_util << ", \"gpu_mem_utilization\": " << m.gpu_mem_util
+        << ", \"mig_reconfigurations\": " << m.mig_reconfigs << ", \"wait_s\": {\"mean\": " << m.wait_mean
         << ", \"p50\": " << m.wait_p50 << ", \"p95\": " << m.wait_p95 << ", \"max\": " << m.wait_max
         << "}, \"bounded_slowdown\": " << m.bounded_slowdown << ", \"jct_mean_s\": " << m.jct_mean
         << ", \"makespan_s\": " << m.makespan << ", \"cycles\": " << m.cycles
@@ -135,7 +146,8 @@ void PrintSvg(std::ostream& out, const std::vector<SimRun>& runs) {
     size_t qmax = 1;
     for (const auto& s : run.samples) qmax = std::max(qmax, s.queued);
     bool gpu = run.total_gpus > 0;
-    out << "<text x=\"" << pad << "\" y=\"" << top - 8 << "\">" << run.label << ": " << (gpu ? "GPU" : "CPU")
+    out << "<text x=\"" << pad << "\" y=\"" << top - 8 << "\">" << run.label << ": "
+        << (run.total_gpu_mem_mib ? "GPU-memory" : gpu ? "GPU" : "CPU")
         << " utilization (blue, 0-100%) and queue length (red, 0-" << qmax << ") over "
         << (t1 - t0) / 3600 << " h</text>\n";
     out << "<rect x=\"" << pad << "\" y=\"" << top << "\" width=\"" << w - 2 * pad << "\" height=\"" << ph
@@ -146,7 +158,8 @@ void PrintSvg(std::ostream& out, const std::vector<SimRun>& runs) {
       size_t step = std::max<size_t>(1, run.samples.size() / 2000);
       for (size_t i = 0; i < run.samples.size(); i += step) {
         const Sample& s = run.samples[i];
-        double v = series ? double(s.queued) / double(qmax) : (gpu ? s.gpu_util : s.cpu_util);
+        double util = run.total_gpu_mem_mib ? s.gpu_mem_util : gpu ? s.gpu_util : s.cpu_util;
+        double v = series ? double(s.queued) / double(qmax) : util;
         out << std::fixed << std::setprecision(1) << x(s.t) << "," << top + ph - v * ph << " ";
       }
       out << "\"/>\n";

@@ -1,6 +1,8 @@
 #pragma once
 // Metrics of a simulated run and their presentation (text table, JSON, SVG).
-//  - utilization: allocated GPU (CPU) seconds / (total GPUs (CPUs) x makespan)
+//  - utilization: allocated GPU (CPU) seconds / (total GPUs (CPUs) x makespan); GPUs held whole
+//  - GPU-memory utilization (MIG comparisons, sim/mig.h): useful GPU memory-seconds / (memory of
+//    all GPUs x makespan); printed when the run knows the GPU memory
 //  - wait = start - submit (mean, p50, p95, max) over started jobs
 //  - bounded slowdown = max(1, (wait + run) / max(run, 10 s)), mean
 //  - job completion time = end - submit, mean
@@ -19,6 +21,8 @@ struct Metrics {
   std::string label;
   size_t jobs = 0, started = 0, rejected = 0, never_started = 0;
   double gpu_util = 0, cpu_util = 0;
+  double gpu_mem_util = -1;   // -1 = not measured
+  uint64_t mig_reconfigs = 0;
   double wait_mean = 0, wait_p50 = 0, wait_p95 = 0, wait_max = 0;
   double bounded_slowdown = 0, jct_mean = 0;
   int64_t makespan = 0;

@@ -33,6 +33,7 @@ struct TraceJob {
   uint64_t mem_mib = 0;   // total; 0 = proportional to CPUs
   uint32_t nodes = 0;     // 0/1 = one node
   std::string user, account, partition, qos, gpu_model, constraint;
+  uint64_t gpu_mem_mib = 0;  // useful memory per GPU unit; 0 = from gpu_model (sim/mig.h)
 };
 
 Result<std::vector<TraceJob>> ReadSwf(const std::string& path);

@@ -1,6 +1,11 @@
 // sched_scale: cycle time and memory of tessera_sched's RunCycle on synthetic clusters.
 //
-//   sched_scale [--nodes 1000,10000] [--jobs 10000,100000] [--seed 1] [--cycles 3] [--mig 0|1]
+//   sched_scale [--nodes 1000,10000] [--jobs 10000,100000] [--seed 1] [--cycles 3] [--mig 1]
+//
+// --mig 1: the a100 nodes (one in four) have MIG-capable 80 GB GPUs under MigStrategy=dynamic:
+// GPUs 0-3 are in MIG mode (2g.20gb@0, 1g.10gb@2, 1g.10gb@3, 3g.40gb@4; one instance held where
+// the GPU was busy), GPUs 4-7 whole; 15% of the pending jobs ask for one MIG instance (1g, 2g,
+// 3g, 4g or 7g: 4g and 7g exist in no current layout, so the dynamic planner has work).
 //
 // Each cluster has nodes of 64 CPUs, 512 GiB and 8 GPUs (3/4 h100, 1/4 a100), a "main"
 // partition over all nodes and a "debug" partition over the first 5%. About half the GPUs are
@@ -32,14 +37,34 @@ long ReadStatusKb(const char* key) {
   return -1;
 }
 
-// --mig 1: every 4th node (i % 4 == 1) has GPUs 6 and 7 in MIG mode (7 x 1g.10gb and
-// 2 x 3g.40gb instances instead), and a quarter of the single-GPU jobs ask for one instance.
-void SliceGpus(tessera::sched::NodeSnap& n) {
-  n.gpus.resize(6);
-  for (uint32_t k = 0; k < 7; ++k)
-    n.gpus.push_back({6, "1g.10gb", true, true, n.name + "-MIG-6-" + std::to_string(k)});
-  for (uint32_t k = 0; k < 2; ++k)
-    n.gpus.push_back({7, "3g.40gb", true, true, n.name + "-MIG-7-" + std::to_string(k)});
+const char* const kMigProfiles[] = {"1g.10gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"};
+
+// --mig: the a100 nodes' GPUs as MIG-capable, dynamic (see the header comment).
+void AddMig(tessera::sched::NodeSnap& n) {
+  using tessera::sched::GpuSnap;
+  std::vector<GpuSnap> gpus;
+  for (const GpuSnap& g : n.gpus) {
+    tessera::sched::MigGpuSnap mg;
+    mg.index = g.index;
+    mg.mig_model = "A100-80GB";
+    mg.dynamic = true;
+    if (g.index >= 4) {
+      mg.busy = !g.free;
+      gpus.push_back(g);
+    } else {
+      mg.mig_enabled = true;
+      const std::pair<const char*, uint32_t> layout[] = {
+          {"2g.20gb", 0}, {"1g.10gb", 2}, {"1g.10gb", 3}, {"3g.40gb", 4}};
+      for (const auto& [profile, start] : layout) {
+        std::string uuid = "MIG-" + n.name + "-" + std::to_string(g.index) + "-" + std::to_string(start);
+        bool free = g.free || start != 0;  // a busy GPU keeps one instance held
+        mg.instances.push_back({profile, start, uuid, free});
+        gpus.push_back({g.index, profile, free, true, uuid});
+      }
+    }
+    n.mig_gpus.push_back(std::move(mg));
+  }
+  n.gpus = std::move(gpus);
 }
 
 ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed, bool mig) {
@@ -54,8 +79,7 @@ ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed, bo
     n.cpus_total = n.cpus_free = 64;
     n.mem_total = n.mem_free = 512 * 1024;
     std::string model = i % 4 == 3 ? "a100" : "h100";
-    for (uint32_t g = 0; g < 8; ++g) n.gpus.push_back({g, model, true, true, ""});
-    if (mig && i % 4 == 1) SliceGpus(n);
+    for (uint32_t g = 0; g < 8; ++g) n.gpus.push_back({g, model, true, true});
     n.features = {model, "rack" + std::to_string(i / 32), i % 2 ? "ib" : "eth"};
     n.partitions = {"main"};
     if (i < n_nodes / 20) n.partitions.push_back("debug");
@@ -81,6 +105,9 @@ ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed, bo
     n.idle = false;
     s.running.push_back(std::move(r));
   }
+  if (mig)
+    for (auto& n : s.nodes)
+      if (n.features[0] == "a100") AddMig(n);
   for (uint32_t j = 0; j < n_jobs; ++j) {
     JobSnap js;
     js.id = 1'000'000 + j;
@@ -91,9 +118,7 @@ ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed, bo
     js.time_limit = 600 * uni(1, 144);
     if (js.partition == "debug") js.time_limit = 600;
     int64_t kind = uni(0, 99);
-    if (kind < 50 && mig && uni(0, 3) == 0) {  // one MIG instance
-      js.groups.push_back({"main", 1, {8, 32768, 1, uni(0, 1) ? "1g.10gb" : "3g.40gb"}, 0, {}});
-    } else if (kind < 50) {   // one task, 1-2 GPUs
+    if (kind < 50) {          // one task, 1-2 GPUs
       js.groups.push_back({"main", 1, {8, 32768, static_cast<uint32_t>(uni(1, 2)), ""}, 0, {}});
     } else if (kind < 70) {   // CPU job
       js.groups.push_back({"main", static_cast<uint32_t>(uni(1, 16)), {static_cast<uint32_t>(uni(1, 4)), 4096, 0, ""}, 0, {}});
@@ -104,6 +129,11 @@ ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed, bo
     } else {                  // launcher x1 + workers
       js.groups.push_back({"launcher", 1, {4, 8192, 0, ""}, 0, {}});
       js.groups.push_back({"worker", static_cast<uint32_t>(8 * uni(1, 4)), {8, 32768, 1, ""}, 8, {}});
+    }
+    if (mig && uni(0, 99) < 15) {  // one MIG instance
+      js.groups.clear();
+      js.nodes_min = 0;
+      js.groups.push_back({"main", 1, {2, 8192, 1, kMigProfiles[uni(0, 4)]}, 0, {}});
     }
     if (uni(0, 9) == 0) js.constraint = uni(0, 1) ? "ib" : "a100|h100";
     if (uni(0, 49) == 0) {
@@ -144,8 +174,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("%8s %8s %10s %10s %10s %8s %8s %8s %10s %10s\n", "nodes", "pending", "cycle_ms",
-              "min_ms", "max_ms", "started", "backfill", "reserved", "rss_MiB", "peak_MiB");
+  std::printf("%8s %8s %10s %10s %10s %8s %8s %8s %8s %10s %10s\n", "nodes", "pending", "cycle_ms",
+              "min_ms", "max_ms", "started", "backfill", "reserved", "mig_plan", "rss_MiB", "peak_MiB");
   for (uint32_t n : nodes)
     for (uint32_t j : jobs) {
       ClusterSnapshot snap = MakeCluster(n, j, seed, mig);
@@ -157,9 +187,9 @@ int main(int argc, char** argv) {
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         total += ms, lo = std::min(lo, ms), hi = std::max(hi, ms);
       }
-      std::printf("%8u %8u %10.1f %10.1f %10.1f %8llu %8llu %8llu %10.1f %10.1f\n", n, j, total / cycles, lo, hi,
+      std::printf("%8u %8u %10.1f %10.1f %10.1f %8llu %8llu %8llu %8zu %10.1f %10.1f\n", n, j, total / cycles, lo, hi,
                   static_cast<unsigned long long>(r.jobs_started), static_cast<unsigned long long>(r.jobs_backfilled),
-                  static_cast<unsigned long long>(r.reservations), ReadStatusKb("VmRSS:") / 1024.0,
+                  static_cast<unsigned long long>(r.reservations), r.mig_reconfigs.size(), ReadStatusKb("VmRSS:") / 1024.0,
                   ReadStatusKb("VmHWM:") / 1024.0);
       std::fflush(stdout);
     }

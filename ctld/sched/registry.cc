@@ -16,6 +16,7 @@ Registry Registry::Builtin() {
   Registry r;
   RegisterBuiltinPlugins(r);
   RegisterBuiltinActions(r);
+  RegisterMigPlanAction(r);
   return r;
 }
 

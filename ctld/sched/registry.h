@@ -3,7 +3,7 @@
 // built-in one; tests and the simulator may add their own. Unknown names are errors that name
 // the bad name, so ctld fails at startup rather than scheduling with a silent gap.
 //
-// Built-in actions: enqueue, allocate, backfill (preempt, reclaim: reserved names that are
+// Built-in actions: enqueue, allocate, migplan, backfill (preempt, reclaim: reserved names that are
 // not implemented yet; configuring them is an error that says so).
 // Built-in plugins: priority (multifactor job order), fifo (submit-time order), gang (gang
 // readiness), predicates (constraints, node lists, partition, BadConstraints), nodeorder
@@ -49,5 +49,7 @@ class Registry {
 // Defined in plugins/*.cc and actions/actions.cc.
 void RegisterBuiltinPlugins(Registry& r);
 void RegisterBuiltinActions(Registry& r);
+// actions/mig_plan.cc: "migplan" (dynamic MIG, see that file).
+void RegisterMigPlanAction(Registry& r);
 
 }  // namespace tessera::sched

@@ -139,6 +139,14 @@ Status ParseSchedParams(const std::string& where, const ConfigPair& p, SchedConf
       auto n = num("sched_score_window");
       if (!n.ok()) return n.status();
       c.score_window = static_cast<uint32_t>(std::max<uint64_t>(1, *n));
+    } else if (key == "mig_reconfig_seconds") {
+      auto n = num("mig_reconfig_seconds");
+      if (!n.ok()) return n.status();
+      c.mig_reconfig_seconds = static_cast<int64_t>(*n);
+    } else if (key == "mig_plan_depth") {
+      auto n = num("mig_plan_depth");
+      if (!n.ok()) return n.status();
+      c.mig_plan_depth = static_cast<uint32_t>(*n);
     } else if (key == "binpack_weight") {
       TESSERA_RETURN_IF_ERROR(dbl(&c.binpack_weight));
     } else if (key == "spread_weight") {

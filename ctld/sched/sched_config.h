@@ -2,10 +2,11 @@
 // SchedConfig: the scheduler's part of tessera.conf, built from parsed ConfigLine records.
 //
 // Keys (slurm.conf syntax; case-insensitive):
-//   SchedulerActions=enqueue,allocate,backfill      actions, run in this order
+//   SchedulerActions=enqueue,allocate,migplan,backfill      actions, run in this order
 //   SchedulerPlugins=priority,gang,predicates,nodeorder,lifecycle,limits  (or fifo for priority)
 //   SchedulerParameters=bf_reservation_depth=1,bf_window=1440,sched_score_window=16,
-//                       binpack_weight=1,spread_weight=0,default_time=365-0,bf_max_times=2000
+//                       binpack_weight=1,spread_weight=0,default_time=365-0,bf_max_times=2000,
+//                       mig_reconfig_seconds=10,mig_plan_depth=64
 //   PriorityWeightAge= PriorityWeightFairshare= PriorityWeightJobSize= PriorityWeightPartition=
 //   PriorityWeightQOS= PriorityMaxAge=7-0   PriorityFavorSmall=NO
 //   QOSName=normal Priority=10 MaxWall=1-0 MaxJobsPerUser=4 MaxSubmitJobsPerUser=100
@@ -56,7 +57,7 @@ struct AccountConfig {
 };
 
 struct SchedConfig {
-  std::vector<std::string> actions = {"enqueue", "allocate", "backfill"};
+  std::vector<std::string> actions = {"enqueue", "allocate", "migplan", "backfill"};
   std::vector<std::string> plugins = {"priority",  "gang",      "predicates",
                                       "nodeorder", "lifecycle", "limits"};
   // SchedulerParameters
@@ -67,6 +68,8 @@ struct SchedConfig {
   double binpack_weight = 1;             // nodeorder: fill partly used nodes first
   double spread_weight = 0;              // nodeorder: prefer emptier nodes
   int64_t default_time = 365 * 86400;    // time limit when neither job nor partition has one
+  int64_t mig_reconfig_seconds = 10;     // migplan: a GPU being re-laid is held this long
+  uint32_t mig_plan_depth = 64;          // migplan: pending MIG-profile jobs planned per cycle
   // Multifactor priority (Slurm's PriorityWeight*)
   uint32_t weight_age = 0;
   uint32_t weight_fairshare = 0;

@@ -48,6 +48,12 @@ struct MigGpuSnap {
   bool dynamic = false;       // MigStrategy=dynamic applies: the planner may change its layout
   bool busy = false;          // held whole by a job, unhealthy, or being reconfigured
   std::vector<MigInstanceSnap> instances;  // the current layout
+  // (migdyn) A reconfiguration sent to the node and not answered yet: its instances are listed
+  // not free (and busy is set); the migplan action holds them on the timeline until
+  // `reconfig_until` (sent + SchedConfig::mig_reconfig_seconds) and gives the jobs it serves
+  // reason MigReconfiguring with that expected start. 0 = none in flight.
+  int64_t reconfig_until = 0;
+  std::vector<uint64_t> reconfig_for;      // the pending jobs the reconfiguration serves
 };
 
 struct NodeSnap {

@@ -1,0 +1,177 @@
+// The "migplan" action (dynamic MIG, MigStrategy=dynamic; runs after allocate, before
+// backfill). It turns pending demand for MIG profiles that allocate could not place into
+// MigReconfigs (ctld/sched/mig_planner.h) and makes the reconfiguration time part of the plan:
+//  - GPUs with a reconfiguration in flight (MigGpuSnap::reconfig_until) and GPUs it re-lays now
+//    are held on the timeline until the reconfiguration is expected to end (now +
+//    SchedConfig::mig_reconfig_seconds for new ones), so backfill neither starts a job on an
+//    instance about to be destroyed nor promises GPUs that are not there;
+//  - the jobs served wait with reason "MigReconfiguring", expected_start = that end and
+//    reserved_nodes = the node; backfill leaves them alone; a later cycle starts them on the new
+//    instances once the node has answered.
+// Demand: eligible jobs not started, with reason Resources/Priority (they did not fit), asking a
+// MIG profile (a gpu_model that is a profile of some MIG model), on one node (nodes_min <= 1, one
+// task group), in job order, at most mig_plan_depth of them. Candidate nodes: usable, in the
+// job's partition, passing the session's predicates, with the job's CPUs and memory free over
+// its time limit. Gangs of MIG slices across nodes are not re-laid dynamically (they use the
+// instances that exist). GPUs are not switched into MIG mode (noded cannot do it without a
+// GPU reset): allow_enable_mig is off here.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/mig_profiles.h"
+#include "ctld/sched/mig_planner.h"
+#include "ctld/sched/registry.h"
+#include "ctld/sched/session.h"
+
+namespace tessera::sched {
+namespace {
+
+bool IsMigProfile(const std::string& name) {
+  if (name.empty()) return false;
+  for (const auto& m : MigModels())
+    if (FindMigProfile(m, name)) return true;
+  return false;
+}
+
+// Removes GPU `gpu`'s free units from `n` now and gives them back at `until`.
+void HoldGpu(ClusterState& st, NodeRt& n, uint32_t gpu, int64_t until, bool only_free) {
+  int64_t k = 0;
+  auto is_gpu = [&](uint32_t pos) { return n.snap->gpus[pos].index == gpu; };
+  if (only_free) {
+    for (auto it = n.free_gpus.begin(); it != n.free_gpus.end();) {
+      if (is_gpu(*it)) {
+        it = n.free_gpus.erase(it);
+        ++k;
+      } else {
+        ++it;
+      }
+    }
+    if (k) st.TakeNow(n, {0, 0, k});
+  } else {
+    for (uint32_t p = 0; p < n.snap->gpus.size(); ++p) {
+      bool free_now = std::find(n.free_gpus.begin(), n.free_gpus.end(), p) != n.free_gpus.end();
+      k += is_gpu(p) && n.snap->gpus[p].healthy && !free_now;
+    }
+  }
+  if (k) st.AddEvent(n, until, {0, 0, k});
+}
+
+// The planner's view of `n`: instances taken by jobs started in this cycle are not free.
+MigPlanNode PlanView(const NodeRt& n) {
+  MigPlanNode pn{n.snap->name, n.snap->mig_gpus};
+  auto free_unit = [&](uint32_t gpu, const std::string& uuid) {
+    for (uint32_t p : n.free_gpus)
+      if (n.snap->gpus[p].index == gpu && n.snap->gpus[p].mig_uuid == uuid) return true;
+    return false;
+  };
+  for (auto& g : pn.gpus) {
+    if (g.reconfig_until > 0 || !g.reconfig_for.empty()) g.busy = true;
+    if (!g.mig_enabled && !free_unit(g.index, "")) g.busy = true;
+    for (auto& i : g.instances) i.free = i.free && free_unit(g.index, i.uuid);
+  }
+  return pn;
+}
+
+class MigPlanAction : public Action {
+ public:
+  explicit MigPlanAction(const SchedConfig& c)
+      : reconfig_seconds_(c.mig_reconfig_seconds), depth_(c.mig_plan_depth) {}
+  std::string Name() const override { return "migplan"; }
+
+  void Execute(Session& s) override {
+    ClusterState& st = s.state();
+    std::vector<MigPlanNode> view;
+    std::vector<uint32_t> rt;  // view index -> state node index
+    std::set<uint64_t> in_flight;
+    bool any_dynamic = false;
+    for (auto& n : st.nodes()) {
+      if (n.snap->mig_gpus.empty()) continue;
+      for (const auto& g : n.snap->mig_gpus) {
+        any_dynamic |= g.dynamic;
+        if (g.reconfig_until == 0 && g.reconfig_for.empty()) continue;
+        int64_t until = std::max(g.reconfig_until, s.now() + 1);
+        HoldGpu(st, n, g.index, until, false);
+        for (uint64_t id : g.reconfig_for) in_flight.insert(id), until_[id] = until;
+        for (uint64_t id : g.reconfig_for) node_for_[id] = n.snap->name;
+      }
+      if (!n.usable) continue;
+      view.push_back(PlanView(n));
+      rt.push_back(n.index);
+    }
+    std::vector<MigDemand> demand;
+    for (JobInfo* j : s.OrderedEligible()) {
+      if (in_flight.count(j->snap->id)) {
+        Wait(s, *j, until_[j->snap->id], node_for_[j->snap->id]);
+        continue;
+      }
+      if (!any_dynamic || demand.size() >= depth_) continue;
+      auto d = Demand(s, *j, view, rt);
+      if (d.count > 0) demand.push_back(std::move(d));
+    }
+    if (demand.empty()) return;
+    auto plan = PlanMig(view, demand, {.allow_enable_mig = false});
+    int64_t until = s.now() + std::max<int64_t>(1, reconfig_seconds_);
+    for (auto& r : plan) {
+      NodeRt* n = st.FindNode(r.node);
+      if (n) HoldGpu(st, *n, r.gpu_index, until, true);
+      for (uint64_t id : r.for_jobs)
+        for (JobInfo* j : s.OrderedEligible())
+          if (j->snap->id == id) Wait(s, *j, until, r.node);
+      s.result().mig_reconfigs.push_back(std::move(r));
+    }
+  }
+
+ private:
+  static bool Retryable(const std::string& reason) {
+    return reason.empty() || reason == "Priority" || reason == "Resources";
+  }
+
+  static void Wait(Session& s, JobInfo& j, int64_t until, const std::string& node) {
+    j.reason = "MigReconfiguring";
+    Decision& d = s.decision(j);
+    d.expected_start = until;
+    d.reserved_nodes = {node};
+  }
+
+  MigDemand Demand(Session& s, JobInfo& j, const std::vector<MigPlanNode>& view,
+                   const std::vector<uint32_t>& rt) {
+    MigDemand d;
+    const JobSnap& js = *j.snap;
+    if (!Retryable(j.reason) || js.groups.size() != 1 || js.nodes_min > 1) return d;
+    const GroupReq& g = js.groups[0];
+    std::string profile = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+    if (!IsMigProfile(profile)) return d;
+    uint32_t count = g.per_task.gpus * g.count + g.per_node.gpus;
+    for (uint32_t v = 0; v < view.size(); ++v) {
+      const NodeRt& n = s.state().nodes()[rt[v]];
+      if (std::find(n.partitions.begin(), n.partitions.end(), static_cast<uint32_t>(j.partition)) ==
+              n.partitions.end() ||
+          !s.NodeOk(j, n))
+        continue;
+      Amount a = ClusterState::MinAvail(n, s.now(), s.now() + j.time_limit);
+      if (a.cpus < j.total.cpus || a.mem < j.total.mem) continue;
+      d.nodes.push_back(v);
+    }
+    if (d.nodes.empty()) return d;
+    d.job_id = js.id;
+    d.profile = profile;
+    d.count = count;
+    return d;
+  }
+
+  int64_t reconfig_seconds_;
+  uint32_t depth_;
+  std::map<uint64_t, int64_t> until_;
+  std::map<uint64_t, std::string> node_for_;
+};
+
+}  // namespace
+
+void RegisterMigPlanAction(Registry& r) {
+  r.AddAction("migplan", [](const SchedConfig& c) -> Result<std::unique_ptr<Action>> {
+    return std::unique_ptr<Action>(new MigPlanAction(c));
+  });
+}
+
+}  // namespace tessera::sched
