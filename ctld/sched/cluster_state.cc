@@ -26,6 +26,9 @@ ClusterState::ClusterState(const ClusterSnapshot& snap) : now_(snap.now) {
       bool mig = !ns.gpus[i].mig_uuid.empty();
       if (!mig) ++n.whole_total;
       if (ns.gpus[i].free) (mig ? n.free_mig : n.free_gpus).push_back(i);
+      const std::string& m = ns.gpus[i].model;
+      if (std::none_of(n.models.begin(), n.models.end(), [&](const std::string* x) { return *x == m; }))
+        n.models.push_back(&m);
     }
     n.free.gpus = static_cast<int64_t>(n.free_gpus.size() + n.free_mig.size());
     n.features = ns.features;
@@ -97,8 +100,8 @@ int64_t ClusterState::FreeGpusNow(const NodeRt& n, const std::string& model) {
 
 bool ClusterState::HasGpuModel(const NodeRt& n, const std::string& model) {
   if (model.empty() || model == kAllGpuUnits) return true;
-  for (const auto& g : n.snap->gpus)
-    if (g.model == model) return true;
+  for (const std::string* m : n.models)
+    if (*m == model) return true;
   return false;
 }
 

@@ -57,6 +57,7 @@ struct NodeRt {
   std::vector<uint32_t> free_gpus;     // positions in snap->gpus: whole GPUs free and healthy now
   std::vector<uint32_t> free_mig;      // positions in snap->gpus: MIG instances free and healthy now
   int64_t whole_total = 0;             // healthy whole GPUs (total.gpus also counts instances)
+  std::vector<const std::string*> models;  // distinct models of its healthy units (HasGpuModel)
   std::vector<TimeEvent> events;       // sorted by time
   std::vector<std::string> features;   // sorted
   std::vector<uint32_t> partitions;    // partition ids
