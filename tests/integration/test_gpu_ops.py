@@ -229,3 +229,40 @@ def test_node_reporting_fewer_gpus_is_drained():
         assert c.wait_state(job, ["COMPLETED", "FAILED"], timeout=30)[0] == "COMPLETED"
     finally:
         c.stop()
+
+
+def test_simulated_gpu_lines_memory_bad_line_and_saved_layout():
+    # Line 2's layout is not valid (4g.40gb and 7g.80gb overlap); line 3 is an A100 80GB by its
+    # memory, so the 80 GB profiles are valid there.
+    gres = ("NodeName=it1 Name=gpu Type=a100 Count=1 MemoryMiB=40960 Simulated=yes\n"
+            "NodeName=it1 Name=gpu Type=a100 Count=1 MemoryMiB=81920 Simulated=yes "
+            "MigEnabled=yes MigLayout=4g.40gb@0,7g.80gb\n"
+            "NodeName=it1 Name=gpu Type=a100 Count=1 MemoryMiB=81920 Simulated=yes "
+            "MigEnabled=yes MigLayout=3g.40gb,4g.40gb\n")
+    c = Cluster(nodes=1, node_extra="Gres=gpu:a100:3", gres=gres)
+    try:
+        c.start()  # the bad line does not keep noded from registering
+        gres_conf = os.path.join(c.dir, "etc", "gres.conf")
+        wait_for(lambda: ("it1", 1) in drained_gpus(c), what="the bad line's GPU drain")
+        assert set(drained_gpus(c)) == {("it1", 1)}  # tinfo -R: the reason cut at 20, as sinfo
+        assert f"1:a100(DRAIN:{gres_conf}:2: MigLayout for GPU 1:" in show_node(c, "it1")
+        log = open(os.path.join(c.dir, "noded-it1.log")).read()
+        assert "GPU 1 reported unhealthy: " in log and "gres.conf:2" in log
+        # GPU 0 (whole) and GPU 2 (80 GB MIG profiles) work.
+        work = c.user_dir("tessera-bob")
+        job = c.submit(["--gpus-per-node=1", "--wrap", "true"], user="tessera-bob", cwd=work)
+        assert c.wait_state(job, ["COMPLETED", "FAILED"], timeout=30)[0] == "COMPLETED"
+        out = c.run(["tcontrol", "update", "node", "it1", "Gpu=2",
+                     "MigLayout=3g.40gb@0,3g.40gb@4"]).stdout
+        assert "3g.40gb@0,3g.40gb@4" in out
+        # Restarted, noded keeps the saved layout and says that it won over gres.conf's.
+        c.kill("noded-it1", signal.SIGKILL)
+        c.start_noded("it1")
+        wait_for(lambda: "wins over gres.conf's MigLayout" in
+                 open(os.path.join(c.dir, "noded-it1.log")).read(), what="the saved-layout note")
+        log = open(os.path.join(c.dir, "noded-it1.log")).read()
+        assert re.search(r"GPU 2: MIG layout 3g\.40gb@0,3g\.40gb@4 saved in \S+/gpu\.2\.mig \(the "
+                         r"last reconfiguration\) wins over gres\.conf's MigLayout "
+                         r"3g\.40gb@\d,4g\.40gb@\d \(\S*gres\.conf:3\)", log), log
+    finally:
+        c.stop()
