@@ -68,6 +68,24 @@ void Controller::CheckRegisteredGpus(NodeRuntime& n, RegisterReply* reply) {
        it != gpu_drains_.end() && it->first.first == name; ++it)
     reply->gpu_drains.push_back(it->second);
   CheckGpuCount(n);
+  // A model that is no configured type (an NVML name noded could not map): typed requests will
+  // not use that GPU. Said here too, where the admin looks first.
+  auto decls = cfg_->gpus.find(name);
+  if (decls == cfg_->gpus.end()) return;
+  std::string types;
+  bool typed = false;
+  for (const auto& d : decls->second) {
+    typed = typed || !d.model.empty();
+    types += (types.empty() ? "" : ",") + d.model;
+  }
+  for (const auto& g : n.gpus) {
+    bool known = !typed || std::any_of(decls->second.begin(), decls->second.end(),
+                                       [&](const GpuDecl& d) { return d.model == g.model; });
+    if (!known)
+      Log("warning: node " + name + " GPU " + std::to_string(g.index) + " reports model '" +
+          g.model + "', which is no Type configured for it in gres.conf (" + types +
+          "): requests for a typed GPU will not use it");
+  }
 }
 
 void Controller::CheckGpuCount(NodeRuntime& n) {
