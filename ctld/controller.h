@@ -154,7 +154,8 @@ class Controller {
   void OnJobFinished(const std::string& node, const RegisterInfo::Finished& f);
   void OnDisconnect(const std::string& node, const NodeLink* link);
   // A GPU's health or layout changed (XID, lost device, MIG change): the GPU alone is drained
-  // while unhealthy; the node keeps running other work.
+  // (durably, gpu_drain, until an admin resumes it); the node keeps running other work. An XID
+  // or lost device under running jobs applies their GpuFailurePolicy (OnGpuFailure).
   void OnGpuUpdate(const std::string& node, const GpuState& gpu, uint32_t xid);
   // Admins: change a GPU's MIG layout on a node; `done` gets the GPU after the node answered.
   using MigDone = std::function<void(Result<GpuState>)>;
