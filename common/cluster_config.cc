@@ -341,6 +341,10 @@ class Builder {
         auto n = ParseUint(kv.value, "PriorityTier");
         if (!n.ok()) return BadValue(l.Where(), kv, "expected a number");
         p.priority_tier = static_cast<uint32_t>(*n);
+      } else if (k == "gpufailurepolicy") {
+        auto pol = ParseGpuFailurePolicy(kv.value);
+        if (!pol.ok()) return BadValue(l.Where(), kv, pol.status().message());
+        p.gpu_failure_policy = *pol;
       } else {
         c_->warnings.push_back(l.Where() + ": partition key " + kv.raw_key + " is not implemented by Tessera; ignored");
       }
@@ -360,6 +364,26 @@ class Builder {
   NodeConfig node_default_;
   PartitionConfig part_default_;
 };
+
+}  // namespace
+
+Result<GpuFailurePolicy> ParseGpuFailurePolicy(const std::string& text) {
+  std::string v = ToLower(text);
+  if (v == "requeue") return GpuFailurePolicy::kRequeue;
+  if (v == "fail") return GpuFailurePolicy::kFail;
+  if (v == "ignore") return GpuFailurePolicy::kIgnore;
+  return InvalidArgument("expected requeue, fail or ignore");
+}
+
+const char* GpuFailurePolicyName(GpuFailurePolicy p) {
+  switch (p) {
+    case GpuFailurePolicy::kFail: return "fail";
+    case GpuFailurePolicy::kIgnore: return "ignore";
+    default: return "requeue";
+  }
+}
+
+namespace {
 
 Status GresLine(const ConfigLine& l, ClusterConfig* c) {
   std::vector<std::string> nodes;

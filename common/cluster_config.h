@@ -29,6 +29,15 @@ struct NodeConfig {
   std::string where;                    // file:line of the NodeName line
 };
 
+// What happens to a running job when a GPU it holds fails (an XID not in GpuIgnoredXids, or a
+// lost device): PartitionName=... GpuFailurePolicy=requeue|fail|ignore (issue 14, default
+// requeue). requeue: every node of the job is stopped and the job requeued; fail: the job ends
+// FAILED with a reason naming the GPU; ignore: it runs on. The GPU is drained in every case.
+enum class GpuFailurePolicy { kRequeue, kFail, kIgnore };
+// "requeue" | "fail" | "ignore" (any case); else InvalidArgument("expected ...").
+Result<GpuFailurePolicy> ParseGpuFailurePolicy(const std::string& text);
+const char* GpuFailurePolicyName(GpuFailurePolicy p);
+
 struct PartitionConfig {
   std::string name;
   std::vector<std::string> nodes;
@@ -39,6 +48,7 @@ struct PartitionConfig {
   int64_t default_time_s = -1;  // -1: use max_time_s
   uint32_t max_nodes = 0;       // 0 unlimited
   uint32_t priority_tier = 1;
+  GpuFailurePolicy gpu_failure_policy = GpuFailurePolicy::kRequeue;
   std::string where;
 };
 

@@ -114,6 +114,22 @@ const MigModel* FindMigModel(const std::string& model) {
   return nullptr;
 }
 
+const MigModel* FindMigModelFor(const std::string& model, uint64_t memory_mib) {
+  const MigModel* base = FindMigModel(model);
+  if (!base || memory_mib == 0) return base;
+  std::string name = ToLower(base->name);
+  std::string family = name.substr(0, name.find('-')) + "-";
+  const MigModel* best = nullptr;
+  uint64_t best_diff = 0;
+  for (const auto& m : MigModels()) {
+    if (ToLower(m.name).rfind(family, 0) != 0) continue;
+    uint64_t diff = m.memory_mib > memory_mib ? m.memory_mib - memory_mib : memory_mib - m.memory_mib;
+    if (!best || diff < best_diff) best = &m, best_diff = diff;
+  }
+  if (best && best_diff * 100 <= best->memory_mib * 15) return best;
+  return base;
+}
+
 const MigProfile* FindMigProfile(const MigModel& m, const std::string& profile) {
   for (const auto& p : m.profiles)
     if (profile == p.name) return &p;

@@ -50,6 +50,12 @@ struct MigPlacement {
 const std::vector<MigModel>& MigModels();
 // By model name or alias (case-insensitive; "NVIDIA " prefix ignored). nullptr when unknown.
 const MigModel* FindMigModel(const std::string& model);
+// As FindMigModel, with the board memory deciding among the models of one family (issue 14): a
+// family is the models whose table names share the part before the first '-' ("a100",
+// "h100", ...). Type=a100 with 81920 MiB is A100-80GB, not the 40 GB tables the name alone
+// gives. The family's model whose memory_mib is nearest wins when within 15% of `memory_mib`;
+// otherwise (or with memory_mib 0) the name alone decides. nullptr when the name is unknown.
+const MigModel* FindMigModelFor(const std::string& model, uint64_t memory_mib);
 const MigProfile* FindMigProfile(const MigModel& m, const std::string& profile);
 
 // OK or InvalidArgument naming the first violated rule and the instance(s) involved.

@@ -51,6 +51,7 @@ Status Controller::Start(const Recovered& rec) {
       n->reason_time = row.reason_time;
     }
   }
+  for (const auto& row : rec.gpu_drains) gpu_drains_[{row.node, row.gpu}] = row;
   stats_.start_time = clock_->Now();
   for (auto& [name, n] : nodes_.nodes()) n.last_heartbeat = stats_.start_time;
   for (const auto& [id, j] : jobs_.jobs())
@@ -288,6 +289,7 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
         std::to_string(n->config->cpus) + " configured; scheduling uses the configured value");
   RegisterReply reply;
   reply.heartbeat_interval_s = cfg_->HeartbeatInterval();
+  CheckRegisteredGpus(*n, &reply);
   ReconcileRegisteredJobs(info, rebooted, &reply);
   for (const auto& f : info.finished) OnJobFinished(info.node, f);
   Log("node " + info.node + " registered (" + std::to_string(info.running.size()) + " running, " +
@@ -350,14 +352,21 @@ void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Fini
         [ack](const Status&) { ack(); });
     return;
   }
+  bool gpu_fail = false;
+  std::string gpu_why = TakeGpuFailureEnd(id, &gpu_fail);  // a GPU failure stopped it (issue 14)
   if (j->requeue_requested) {
     nodes_.Release(*j);
-    jobs_.MarkRequeued(id, "Requeued by user", [ack](const Status&) { ack(); });
+    jobs_.MarkRequeued(id, gpu_why.empty() ? "Requeued by user" : gpu_why,
+                       [ack](const Status&) { ack(); });
     RequestSchedule();
     return;
   }
   JobState state = f.state;
   if (j->cancel_requested && (state == JobState::kFailed || state == JobState::kCompleted)) state = JobState::kCancelled;
+  if (gpu_fail && !j->cancel_requested) {
+    FinishJob(*j, JobState::kFailed, f.exit_code, f.exit_signal, f.end_time, gpu_why, ack);
+    return;
+  }
   FinishJob(*j, state, f.exit_code, f.exit_signal, f.end_time, f.message, ack);
 }
 
@@ -371,9 +380,14 @@ void Controller::OnGpuUpdate(const std::string& node, const GpuState& gpu, uint3
     *it = gpu;
   }
   ApplyMigUse(*n);
-  if (!gpu.healthy)
+  if (!gpu.healthy) {
     Log("node " + node + " GPU " + std::to_string(gpu.index) + " drained: " + gpu.health_reason +
         (xid ? " (XID " + std::to_string(xid) + ")" : ""));
+    if (!gpu_drains_.count({node, gpu.index})) RecordReportedDrain(node, gpu);  // durable
+  }
+  ApplyGpuDrains(*n);
+  if (!gpu.healthy && (xid != 0 || gpu.health_reason.rfind("GPU lost", 0) == 0))
+    OnGpuFailure(*n, gpu, xid);
   RequestSchedule();
 }
 

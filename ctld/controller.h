@@ -53,6 +53,7 @@ inline bool SameRun(uint64_t reported, uint64_t current) {
 struct RegisterReply {
   int64_t heartbeat_interval_s = 10;
   std::vector<uint64_t> kill_jobs;
+  std::vector<GpuDrainRow> gpu_drains;  // every GPU of the node ctld holds drained (issue 14)
 };
 
 struct CtldStats {
@@ -114,6 +115,13 @@ class Controller {
   Status UpdateJob(uint64_t id, const Caller& c, const JobUpdate& u);
   // Drain/down/resume; the node state is stored (node_state) before it changes in memory.
   Status UpdateNode(const std::string& name, const std::string& action, const std::string& reason);
+  // Per-GPU drain/resume (admins; controller_gpus.cc, issue 14): `action` DRAIN (reason
+  // required) or RESUME of GPU `gpu` on every node of `expr`. Durable (gpu_drain) before memory
+  // changes, then told to each connected node (GpuDrain). Refused, changing nothing: an unknown
+  // node, a node without that GPU index (configured or reported), a RESUME on a node that is
+  // not connected (it would report its own drained flag again at registration).
+  Status UpdateGpu(const std::string& expr, uint32_t gpu, const std::string& action,
+                   const std::string& reason);
   // trun: lays a step out over a running job's nodes, grants it to those nodes, records it.
   struct StepReply {
     uint32_t step_id = 0;
@@ -146,7 +154,8 @@ class Controller {
   void OnJobFinished(const std::string& node, const RegisterInfo::Finished& f);
   void OnDisconnect(const std::string& node, const NodeLink* link);
   // A GPU's health or layout changed (XID, lost device, MIG change): the GPU alone is drained
-  // while unhealthy; the node keeps running other work.
+  // (durably, gpu_drain, until an admin resumes it); the node keeps running other work. An XID
+  // or lost device under running jobs applies their GpuFailurePolicy (OnGpuFailure).
   void OnGpuUpdate(const std::string& node, const GpuState& gpu, uint32_t xid);
   // Admins: change a GPU's MIG layout on a node; `done` gets the GPU after the node answered.
   using MigDone = std::function<void(Result<GpuState>)>;
@@ -180,6 +189,23 @@ class Controller {
   void FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
                  const std::string& msg, std::function<void()> after_durable);
   void Tick();
+  // --- GPUs (controller_gpus.cc, gpu_failures.cc; issue 14) ---
+  // Puts ctld's durable drains over the GPUs the node reported (healthy=false, the reason).
+  void ApplyGpuDrains(NodeRuntime& n);
+  // Records (durably, in the background) a drain of GPU `g` the node reported unhealthy.
+  void RecordReportedDrain(const std::string& node, const GpuState& g);
+  // At registration: reported-unhealthy GPUs become durable drains; the GPU count is checked
+  // against gres.conf (drain "gres/gpu count reported lower than configured (N < M)", cleared by
+  // a later registration with the right count only when ctld set it); reply carries the drains.
+  void CheckRegisteredGpus(NodeRuntime& n, RegisterReply* reply);
+  void CheckGpuCount(NodeRuntime& n);
+  // A GPU failed (XID not ignored by the node, or lost) under running jobs: applies each job's
+  // partition GpuFailurePolicy (gpu_failures.cc).
+  void OnGpuFailure(NodeRuntime& n, const GpuState& gpu, uint32_t xid);
+  // The reason a job stopped for a GPU failure ends with (fail) or is requeued with (requeue),
+  // consumed when its node reports the end (OnJobFinished). Memory only: after a restart the
+  // durable requeue_requested still requeues it, with the generic reason.
+  std::string TakeGpuFailureEnd(uint64_t id, bool* fail);
 
   std::shared_ptr<const ClusterConfig> cfg_;
   std::shared_ptr<const sched::SchedConfig> sched_cfg_;
@@ -202,6 +228,12 @@ class Controller {
   std::map<uint64_t, std::vector<int>> awaiting_launch_;
   std::map<std::pair<uint64_t, uint32_t>, StepRecord> steps_;  // running steps
   std::map<uint64_t, MigDone> mig_requests_;
+  std::map<std::pair<std::string, uint32_t>, GpuDrainRow> gpu_drains_;  // (node, index) -> row
+  struct GpuFailureEnd {
+    bool fail = false;     // end FAILED with `message` (else requeue with it as reason)
+    std::string message;
+  };
+  std::map<uint64_t, GpuFailureEnd> gpu_failure_ends_;
   uint64_t next_mig_request_ = 1;
   bool cycle_requested_ = false;
   int64_t last_timer_cycle_ = 0;

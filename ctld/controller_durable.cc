@@ -99,6 +99,10 @@ Status Controller::UpdateNode(const std::string& expr, const std::string& action
     if (action == "DRAIN") row = {name, true, AdminDown(*n), reason, now};
     if (action == "DOWN") row = {name, n->drain, true, reason, now};
     b.PutNodeState(row);
+    if (action == "RESUME")  // an admin resume also returns the node's drained GPUs (issue 14)
+      for (auto it = gpu_drains_.lower_bound({name, 0});
+           it != gpu_drains_.end() && it->first.first == name; ++it)
+        b.DeleteGpuDrain(name, it->first.second);
   }
   TESSERA_RETURN_IF_ERROR(store_->CommitSync(std::move(b)));
   for (const auto& name : *names) {
@@ -113,9 +117,14 @@ Status Controller::UpdateNode(const std::string& expr, const std::string& action
       for (auto& g : n->gpus) {  // an admin resume also returns drained GPUs
         if (!g.healthy)
           Log("node " + name + " GPU " + std::to_string(g.index) + " resumed by an administrator");
+        if (!g.healthy && n->link) n->link->SetGpuDrain(g.index, false, "");
         g.healthy = true;
         g.health_reason.clear();
+        gpu_drains_.erase({name, g.index});
       }
+      for (auto it = gpu_drains_.lower_bound({name, 0});
+           it != gpu_drains_.end() && it->first.first == name;)
+        it = gpu_drains_.erase(it);
       if (n->base == NodeBase::kDown && n->link) n->base = NodeBase::kUp;
     } else {
       n->base = NodeBase::kDown;

@@ -57,7 +57,8 @@ sched::ClusterSnapshot MigCapacityCluster(const ClusterConfig& cfg, NodeTable& n
     ns.gpus = SchedBridge::ReportedGpus(*rt, true);
     for (const auto& g : rt->gpus)
       for (const auto& p : asked)
-        if (MigProfileCouldBeMade(*rt, g, p)) AddPossible(FindMigModel(g.model), g.index, p, &ns.gpus);
+        if (MigProfileCouldBeMade(*rt, g, p))
+          AddPossible(FindMigModelFor(g.model, g.memory_mib), g.index, p, &ns.gpus);
   }
   return s;
 }

@@ -129,6 +129,10 @@ void AgentClient::Apply(const v1::ControllerMessage& m) {
       if (steps_) steps_->Grant(m.step_grant());
       else Log("ignoring a StepGrant: this noded serves no steps");
       break;
+    case v1::ControllerMessage::kGpuDrain:
+      if (gpus_)
+        gpus_->SetDrain(m.gpu_drain().gpu_index(), m.gpu_drain().drained(), m.gpu_drain().reason());
+      break;
     case v1::ControllerMessage::kRegistered: Log("ignoring a second Registered"); break;
     case v1::ControllerMessage::kConfigureMig:
       if (gpus_) {
@@ -152,6 +156,12 @@ void AgentClient::Handle(const v1::ControllerMessage& m, bool* registered) {
     *registered = true;
     if (m.registered().heartbeat_interval_s() > 0)
       heartbeat_s_ = m.registered().heartbeat_interval_s();
+    if (gpus_) {  // the controller's durable GPU drains are the truth for every GPU
+      std::map<uint32_t, std::string> drained;
+      for (const auto& d : m.registered().gpu_drains())
+        if (d.drained()) drained[d.gpu_index()] = d.reason();
+      gpus_->SyncDrains(drained);
+    }
     Log("registered with tessera-ctld; heartbeat every " + std::to_string(heartbeat_s_) + " s");
     for (uint64_t id : m.registered().kill_jobs()) {
       Log("job " + std::to_string(id) + ": unknown to the controller, cancelling");

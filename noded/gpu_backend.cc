@@ -86,7 +86,7 @@ std::string SimulatedMigUuid(const std::string& gpu_uuid, const std::string& pro
 std::vector<MigInstanceInfo> SimulatedMigInstances(const GpuInfo& g,
                                                    const std::vector<MigPlacement>& layout) {
   std::vector<MigInstanceInfo> out;
-  const MigModel* m = FindMigModel(g.model);
+  const MigModel* m = FindMigModelFor(g.model, g.memory_mib);
   uint32_t gi = 1;
   for (const auto& p : layout) {
     const MigProfile* prof = m ? FindMigProfile(*m, p.profile) : nullptr;
@@ -152,16 +152,66 @@ SimulatedGpuBackend::SimulatedGpuBackend(std::string cluster_name, std::string n
     : cluster_(std::move(cluster_name)), node_(std::move(node)), decls_(std::move(decls)),
       options_(std::move(options)), state_dir_(std::move(state_dir)) {}
 
+namespace {
+
+std::string LayoutText(const std::vector<MigPlacement>& layout) {
+  std::vector<std::string> items;
+  for (const auto& p : layout) items.push_back(p.profile + "@" + std::to_string(p.start));
+  std::sort(items.begin(), items.end());
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+  return out.empty() ? "(none)" : out;
+}
+
+}  // namespace
+
+// The layout of GPU `g` (declared at `d.where` with options `o`): the saved one
+// (<state_dir>/gpu.<i>.mig, written by the last reconfiguration) wins over gres.conf's
+// MigLayout=; which one won is noted when they differ. A saved layout that is not valid for the
+// model is noted and gres.conf's is used.
+Result<std::vector<MigPlacement>> SimulatedGpuBackend::LayoutFor(const GpuDecl& d,
+                                                                  const SimGpuOptions& o,
+                                                                  const MigModel& model,
+                                                                  uint32_t index) {
+  std::string gpu = "GPU " + std::to_string(index);
+  auto configured = LayoutFromItems(model, o.mig_layout);
+  std::string saved_path =
+      state_dir_.empty() ? "" : state_dir_ + "/gpu." + std::to_string(index) + ".mig";
+  std::ifstream f(saved_path);
+  if (saved_path.empty() || !f) {
+    if (!configured.ok())
+      return InvalidArgument(d.where + ": MigLayout for " + gpu + ": " +
+                             configured.status().message());
+    return configured;
+  }
+  std::string line;
+  std::getline(f, line);
+  auto saved = LayoutFromItems(model, Split(line, ','));
+  if (!saved.ok()) {
+    notes_.push_back(gpu + ": the saved MIG layout in " + saved_path + " is not valid (" +
+                     saved.status().message() + "); using gres.conf's MigLayout (" + d.where +
+                     ")");
+    if (!configured.ok())
+      return InvalidArgument(d.where + ": MigLayout for " + gpu + ": " +
+                             configured.status().message());
+    return configured;
+  }
+  std::string want = configured.ok() ? LayoutText(*configured) : "(invalid)";
+  if (want != LayoutText(*saved))
+    notes_.push_back(gpu + ": MIG layout " + LayoutText(*saved) + " saved in " + saved_path +
+                     " (the last reconfiguration) wins over gres.conf's MigLayout " + want +
+                     " (" + d.where + "); remove that file to use gres.conf's");
+  return saved;
+}
+
 Status SimulatedGpuBackend::Build() {
   std::vector<GpuInfo> out;
+  notes_.clear();
   for (size_t di = 0; di < decls_.size(); ++di) {
     const GpuDecl& d = decls_[di];
     if (!d.simulated) continue;
     SimGpuOptions o = di < options_.size() ? options_[di] : SimGpuOptions{};
-    const MigModel* model = FindMigModel(d.model);
-    if (o.mig_enabled && !model)
-      return InvalidArgument(d.where + ": MigEnabled=yes but GPU type '" + d.model +
-                             "' has no known MIG profiles");
+    const MigModel* model = FindMigModelFor(d.model, d.memory_mib);
     for (uint32_t i = 0; i < d.count; ++i) {
       GpuInfo g;
       g.index = static_cast<uint32_t>(out.size());
@@ -174,21 +224,22 @@ Status SimulatedGpuBackend::Build() {
       g.mps = o.mps;
       g.replicas = o.replicas;
       g.mig_enabled = o.mig_enabled;
-      if (o.mig_enabled) {
-        std::vector<std::string> items = o.mig_layout;
-        std::string saved = state_dir_.empty() ? "" : state_dir_ + "/gpu." +
-                                                          std::to_string(g.index) + ".mig";
-        std::ifstream f(saved);
-        if (!saved.empty() && f) {
-          std::string line;
-          std::getline(f, line);
-          items = Split(line, ',');
-        }
-        auto layout = LayoutFromItems(*model, items);
-        if (!layout.ok())
-          return InvalidArgument(d.where + ": MigLayout for GPU " + std::to_string(g.index) +
-                                 ": " + layout.status().message());
-        g.mig = SimulatedMigInstances(g, *layout);
+      // A bad GPU line costs only its own GPUs: they are reported unhealthy with the reason
+      // (file:line), the rest of the node works.
+      Status bad = Status::Ok();
+      if (o.mig_enabled && !model) {
+        bad = InvalidArgument(d.where + ": MigEnabled=yes but GPU type '" + d.model +
+                              "' has no known MIG profiles");
+      } else if (o.mig_enabled) {
+        auto layout = LayoutFor(d, o, *model, g.index);
+        if (layout.ok()) g.mig = SimulatedMigInstances(g, *layout);
+        else bad = layout.status();
+      }
+      if (!bad.ok()) {
+        g.healthy = false;
+        g.health_reason = bad.message();
+        notes_.push_back("GPU " + std::to_string(g.index) + " reported unhealthy: " +
+                         bad.message());
       }
       out.push_back(std::move(g));
     }
@@ -196,6 +247,12 @@ Status SimulatedGpuBackend::Build() {
   gpus_ = std::move(out);
   built_ = true;
   return Status::Ok();
+}
+
+std::vector<std::string> SimulatedGpuBackend::TakeNotes() {
+  std::vector<std::string> out;
+  out.swap(notes_);
+  return out;
 }
 
 Result<std::vector<GpuInfo>> SimulatedGpuBackend::Discover() {
@@ -218,7 +275,8 @@ Status SimulatedGpuBackend::ConfigureMig(uint32_t index, const std::vector<MigPl
     return InvalidArgument("no GPU " + std::to_string(index) + " on this node");
   GpuInfo& g = gpus_[index];
   if (!g.mig_enabled) return FailedPrecondition("GPU " + std::to_string(index) + " is not in MIG mode");
-  const MigModel* model = FindMigModel(g.model);
+  const MigModel* model = FindMigModelFor(g.model, g.memory_mib);
+  if (!model) return FailedPrecondition("GPU " + std::to_string(index) + ": no MIG profile table for '" + g.model + "'");
   std::vector<MigPlacement> layout;
   for (const auto& d : destroy) {
     bool found = false;

@@ -61,6 +61,9 @@ class GpuBackend {
                               const std::vector<std::string>& destroy) = 0;
   // Events since the last call; waits at most timeout_ms for the first one.
   virtual std::vector<GpuEvent> PollEvents(int timeout_ms) = 0;
+  // What the last Discover() had to say to the admin (a bad gres.conf line, which MIG layout
+  // won); noded logs them. Taken once.
+  virtual std::vector<std::string> TakeNotes() { return {}; }
 };
 
 // Extra per-declaration settings of simulated GPUs, read by noded from gres.conf lines:
@@ -80,8 +83,12 @@ Result<std::vector<SimGpuOptions>> ParseSimGpuOptions(const std::vector<ConfigLi
                                                       const std::string& node);
 
 // Devices from `decls` with simulated=true, in declaration order; non-simulated declarations are
-// left to a real backend and ignored here. MIG layouts changed by ConfigureMig are kept in
-// <state_dir>/gpu.<index>.mig (when state_dir is set) and win over MigLayout on restart.
+// left to a real backend and ignored here. The MIG tables are chosen by Type and MemoryMiB
+// (FindMigModelFor: Type=a100 MemoryMiB=81920 is an A100 80GB). MIG layouts changed by
+// ConfigureMig are kept in <state_dir>/gpu.<index>.mig (when state_dir is set) and win over
+// MigLayout on restart; when they differ a note says which won (TakeNotes). A bad line
+// (MigEnabled=yes on a type with no MIG tables, an invalid MigLayout) does not stop the node:
+// its GPUs are reported unhealthy with the reason naming gres.conf file:line (and noted).
 // Injection for tests: a file <state_dir>/inject-xid.<index> holding an XID number (or "lost")
 // is consumed by PollEvents and reported as that event.
 class SimulatedGpuBackend final : public GpuBackend {
@@ -92,9 +99,12 @@ class SimulatedGpuBackend final : public GpuBackend {
   Status ConfigureMig(uint32_t index, const std::vector<MigPlacement>& create,
                       const std::vector<std::string>& destroy) override;
   std::vector<GpuEvent> PollEvents(int timeout_ms) override;
+  std::vector<std::string> TakeNotes() override;
 
  private:
   Status Build();
+  Result<std::vector<MigPlacement>> LayoutFor(const GpuDecl& d, const SimGpuOptions& o,
+                                              const MigModel& model, uint32_t index);
   Status SaveLayout(const GpuInfo& g) const;
   std::string cluster_;
   std::string node_;
@@ -103,6 +113,7 @@ class SimulatedGpuBackend final : public GpuBackend {
   std::string state_dir_;
   bool built_ = false;
   std::vector<GpuInfo> gpus_;
+  std::vector<std::string> notes_;
 };
 
 // "GPU-" + 128 bits of FNV-1a over (cluster, node, index), grouped 8-4-4-4-12.

@@ -83,6 +83,24 @@ void GpuManager::Drain(uint32_t index, uint32_t xid, const std::string& reason) 
   outbox_.push_back(std::move(m));
 }
 
+void GpuManager::SetDrain(uint32_t index, bool drained, const std::string& reason) {
+  if (index >= gpus_.size()) return;
+  GpuInfo& g = gpus_[index];
+  if (drained == !g.healthy && (!drained || g.health_reason == reason)) return;
+  g.healthy = !drained;
+  g.health_reason = drained ? reason : "";
+  log_("GPU " + std::to_string(index) + " (" + g.uuid + ") " +
+       (drained ? "drained by the controller: " + reason
+                : std::string("resumed by the controller; a later XID is reported again")));
+}
+
+void GpuManager::SyncDrains(const std::map<uint32_t, std::string>& drained) {
+  for (const auto& g : std::vector<GpuInfo>(gpus_)) {
+    auto it = drained.find(g.index);
+    SetDrain(g.index, it != drained.end(), it == drained.end() ? "" : it->second);
+  }
+}
+
 void GpuManager::Poll(int timeout_ms) {
   for (const GpuEvent& e : backend_.PollEvents(timeout_ms)) {
     if (e.lost) {
@@ -122,7 +140,7 @@ void GpuManager::Configure(const v1::ConfigureMig& req,
   }
   std::vector<std::string> destroy(req.destroy().begin(), req.destroy().end());
   if (st.ok() && !floating.empty()) {
-    const MigModel* model = req.gpu_index() < gpus_.size() ? FindMigModel(gpus_[req.gpu_index()].model) : nullptr;
+    const MigModel* model = req.gpu_index() < gpus_.size() ? FindMigModelFor(gpus_[req.gpu_index()].model, gpus_[req.gpu_index()].memory_mib) : nullptr;
     if (!model) {
       st = InvalidArgument("GPU " + std::to_string(req.gpu_index()) + " has no MIG profile table");
     } else {

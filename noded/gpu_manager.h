@@ -6,8 +6,11 @@
 // "XID <n>: <meaning>") unless the XID is in the admin's ignore list (tessera.conf
 // `GpuIgnoredXids=13,31,43,45,68`: application faults); a lost device drains it with
 // "GPU fell off the bus / lost". The rest of the node is untouched. Each change queues a
-// NodeMessage GpuHealth with the GPU's full description. A drained GPU stays drained until noded
-// restarts (rediscovery).
+// NodeMessage GpuHealth with the GPU's full description. A drained GPU stays drained until the
+// controller resumes it (SetDrain, from a GpuDrain message; issue 14): a repeated XID on a
+// drained GPU is not reported again (same reason), one after the resume is. ctld holds the
+// durable drain; at registration it sends every drained GPU (SyncDrains) and noded takes that
+// as the truth for all its GPUs.
 // MIG: ConfigureMig is refused (MigConfigured ok=false, nothing changed) when it destroys an
 // instance a running job uses, or when the backend refuses the resulting layout; on success the
 // new layout is reported in MigConfigured and in a GpuHealth update.
@@ -37,6 +40,11 @@ class GpuManager {
   void Configure(const tessera::v1::ConfigureMig& req,
                  const std::map<std::string, uint64_t>& in_use);
   const std::vector<GpuInfo>& gpus() const { return gpus_; }
+  // The controller's drain (drained=true, reason) or resume (drained=false) of GPU `index`.
+  // Changes only noded's flag; nothing is reported back. Unknown indexes are ignored.
+  void SetDrain(uint32_t index, bool drained, const std::string& reason);
+  // Every GPU in `drained` (index -> reason) drained, every other one resumed.
+  void SyncDrains(const std::map<uint32_t, std::string>& drained);
   std::vector<tessera::v1::NodeMessage> TakeOutbox();
   // Called with the GPU after each successful MIG reconfiguration (its new instances), so job
   // isolation opens the new instances' devices (IsolationPlanner::UpdateGpu).

@@ -19,6 +19,7 @@
 #include "noded/agent_client.h"
 #include "noded/gpu_backend.h"
 #include "noded/gpu_manager.h"
+#include "noded/gpu_types.h"
 #include "noded/job_isolation.h"
 #include "noded/mig_caps.h"
 #include "noded/nvml_backend.h"
@@ -155,7 +156,7 @@ std::unique_ptr<GpuBackend> MakeGpuBackend(const ClusterConfig& cfg, const std::
 }
 
 Result<NodeDescription> Describe(const std::string& node, GpuBackend& gpus,
-                                 const NodeSettings& s) {
+                                 const NodeSettings& s, const std::vector<GpuDecl>& decls) {
   NodeDescription d;
   d.name = node;
   d.cpus = DiscoverCpus();
@@ -168,6 +169,8 @@ Result<NodeDescription> Describe(const std::string& node, GpuBackend& gpus,
   auto devs = gpus.Discover();
   if (!devs.ok()) return devs.status();
   d.gpus = *devs;
+  for (const auto& note : gpus.TakeNotes()) Log(note);
+  for (const auto& note : ApplyConfiguredTypes(d.gpus, decls)) Log(note);
   auto hcas = DiscoverRdma(s.rdma_sysfs);
   if (hcas.ok()) d.hcas = *hcas;
   return d;
@@ -216,7 +219,9 @@ int Main(int argc, char** argv) {
   Spool spool(cfg->SpoolDirFor(flags.node));
   if (Status st = spool.Init(); !st.ok()) return Fatal(st.message());
   auto gpu_backend = MakeGpuBackend(*cfg, flags.node, *settings, spool.root());
-  auto desc = Describe(flags.node, *gpu_backend, *settings);
+  auto decl_it = cfg->gpus.find(flags.node);
+  auto desc = Describe(flags.node, *gpu_backend, *settings,
+                       decl_it == cfg->gpus.end() ? std::vector<GpuDecl>{} : decl_it->second);
   if (!desc.ok()) return Fatal(desc.status().message());
   Log(std::to_string(desc->hcas.size()) + " RDMA ports under " + settings->rdma_sysfs);
   Log("node " + flags.node + ": " + std::to_string(desc->cpus) + " cpus, " +

@@ -241,7 +241,7 @@ Result<std::vector<GpuInfo>> NvmlGpuBackend::Discover() {
     unsigned cur = 0, pending = 0;
     if (a.nvmlDeviceGetMigMode && a.nvmlDeviceGetMigMode(d, &cur, &pending) == kNvmlSuccess)
       g.mig_enabled = cur == kNvmlDeviceMigEnable;
-    if (g.mig_enabled) g.mig = ReadMig(a, d, FindMigModel(g.model));
+    if (g.mig_enabled) g.mig = ReadMig(a, d, FindMigModelFor(g.model, g.memory_mib));
     out.push_back(std::move(g));
   }
   return out;
@@ -258,7 +258,7 @@ Status NvmlGpuBackend::ConfigureMig(uint32_t index, const std::vector<MigPlaceme
   if (!gpus.ok()) return gpus.status();
   const GpuInfo& g = (*gpus)[index];
   if (!g.mig_enabled) return FailedPrecondition("GPU " + std::to_string(index) + " is not in MIG mode");
-  const MigModel* model = FindMigModel(g.model);
+  const MigModel* model = FindMigModelFor(g.model, g.memory_mib);
   if (!model) return FailedPrecondition("no MIG profile table for '" + g.model + "'");
   std::vector<MigPlacement> layout;
   std::vector<uint32_t> doomed;

@@ -7,15 +7,8 @@
 namespace tessera::sim {
 namespace {
 
-// The MIG model of a declared GPU: "<type>-<GiB>gb" first (a100 + 81920 MiB = A100-80GB), then
-// the type alone.
-const MigModel* ModelOf(const GpuDecl& d) {
-  if (d.memory_mib > 0) {
-    std::string sized = d.model + "-" + std::to_string(d.memory_mib / 1024) + "gb";
-    if (const MigModel* m = FindMigModel(sized)) return m;
-  }
-  return FindMigModel(d.model);
-}
+// The MIG model of a declared GPU (type and memory: a100 + 81920 MiB = A100-80GB).
+const MigModel* ModelOf(const GpuDecl& d) { return FindMigModelFor(d.model, d.memory_mib); }
 
 // The first non-media profile of `compute` slices whose memory share matches it, or nullptr.
 const MigProfile* ProfileByCompute(const MigModel& m, uint32_t compute) {

@@ -156,6 +156,18 @@ std::string ReasonView(const std::vector<const pb::PartitionInfo*>& parts,
   if (header) out += line("REASON", "USER", "TIMESTAMP", "NODELIST", false);
   for (const auto& r : reason_order)
     out += line(r, "Unknown", "Unknown", Compress(by_reason[r]), true);
+  // One line per drained GPU (issue 14): "gpu<index>: <reason>", then its node.
+  seen.clear();
+  for (const auto* p : parts)
+    for (const auto* n : Members(*p, nodes)) {
+      if (!seen.insert(n->name()).second) continue;
+      for (const auto& g : n->gpus())
+        if (!g.healthy())
+          out += line("gpu" + std::to_string(g.index()) + ": " +
+                          EscapeControlChars(g.health_reason().empty() ? "unhealthy"
+                                                                       : g.health_reason()),
+                      "Unknown", "Unknown", n->name(), true);
+    }
   return out;
 }
 

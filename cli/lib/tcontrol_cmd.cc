@@ -39,6 +39,9 @@ Commands:
                                 rules are broken
                                 drain, resume or down nodes (a reason is required for DRAIN and
                                 DOWN); also "update NodeName=HOSTLIST ..."
+  update node HOSTLIST Gpu=N State=DRAIN|RESUME [Reason=TEXT]
+                                drain or resume one GPU of the nodes (admins; durable; a
+                                reason is required for DRAIN); tinfo -R lists drained GPUs
   drain HOSTLIST Reason=TEXT    the same as update node HOSTLIST State=DRAIN Reason=TEXT
   resume HOSTLIST               the same as update node HOSTLIST State=RESUME
   reconfigure                   make the controller re-read its configuration files
@@ -292,12 +295,19 @@ int UpdateMig(CommandContext& ctx, ControllerApi& api, const std::string& node,
 
 int UpdateNode(CommandContext& ctx, ControllerApi& api, const std::string& hosts,
                const std::vector<KeyValue>& kvs) {
-  for (const auto& kv : kvs)
-    if (kv.key == "gpu" || kv.key == "miglayout") return UpdateMig(ctx, api, hosts, kvs);
+  bool has_state = false;
+  for (const auto& kv : kvs) has_state = has_state || kv.key == "state";
+  for (const auto& kv : kvs)  // Gpu= with State= drains/resumes that GPU (issue 14)
+    if (kv.key == "miglayout" || (kv.key == "gpu" && !has_state))
+      return UpdateMig(ctx, api, hosts, kvs);
   pb::UpdateNodeRequest req;
   req.set_name(hosts);
   for (const auto& kv : kvs) {
-    if (kv.key == "reason") {
+    if (kv.key == "gpu") {
+      auto n = ParseUint(kv.value, "GPU index");
+      if (!n.ok() || *n > 63) return Fail(ctx, "invalid Gpu=" + kv.value + " (a GPU index)");
+      req.set_gpu_index(static_cast<uint32_t>(*n));
+    } else if (kv.key == "reason") {
       req.set_reason(kv.value);
     } else if (kv.key == "state") {
       std::string s = ToUpper(kv.value);
@@ -313,8 +323,11 @@ int UpdateNode(CommandContext& ctx, ControllerApi& api, const std::string& hosts
   }
   if (req.action() == pb::UpdateNodeRequest::ACTION_UNSPECIFIED)
     return Fail(ctx, "State= is required (DRAIN, RESUME or DOWN)");
+  if (req.has_gpu_index() && req.action() == pb::UpdateNodeRequest::DOWN)
+    return Fail(ctx, "a GPU can be set DRAIN or RESUME, not DOWN");
   if (req.action() != pb::UpdateNodeRequest::RESUME && req.reason().empty())
-    return Fail(ctx, "you must specify a reason when draining or downing a node (Reason=...)");
+    return Fail(ctx, std::string("you must specify a reason when draining or downing a ") +
+                         (req.has_gpu_index() ? "GPU" : "node") + " (Reason=...)");
   auto resp = api.UpdateNode(req);
   if (!resp.ok()) return Fail(ctx, resp.status().message());
   return 0;

@@ -155,6 +155,9 @@ inline constexpr char kReason[] = "reason";          // {reason}: pending reason
 // {node, run, state, exit_code, exit_signal, message}: a node reported the end of a run that is
 // not the job's current one (an earlier run, killed after a requeue): recorded, changes nothing.
 inline constexpr char kStaleReport[] = "stale_report";
+// {node, gpu, xid, reason, policy}: a GPU the running job holds failed (issue 14); recorded, the
+// record does not change (the policy's requeue_requested / finished events follow).
+inline constexpr char kGpuFailure[] = "gpu_failure";
 }  // namespace event
 
 // The bulky part of a submission, kept only in the database (not in memory) until launch:

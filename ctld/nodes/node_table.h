@@ -82,6 +82,8 @@ class NodeLink {
   // Asks the node to change GPU `gpu`'s MIG layout; it answers with MigConfigured(request_id).
   virtual void ConfigureMig(uint64_t request_id, uint32_t gpu, const std::vector<MigPlacementReq>& create,
                             const std::vector<std::string>& destroy) = 0;
+  // Tells the node that ctld drained (drain=true, reason) or resumed GPU `gpu` (issue 14).
+  virtual void SetGpuDrain(uint32_t gpu, bool drain, const std::string& reason) {}
 };
 
 enum class NodeBase { kUnknown, kUp, kDown };

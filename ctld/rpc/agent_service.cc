@@ -80,6 +80,13 @@ class AgentLink final : public NodeLink {
     for (const auto& u : destroy) c->add_destroy(u);
     Send(std::move(m));
   }
+  void SetGpuDrain(uint32_t gpu, bool drain, const std::string& reason) override {
+    v1::ControllerMessage m;
+    m.mutable_gpu_drain()->set_gpu_index(gpu);
+    m.mutable_gpu_drain()->set_drained(drain);
+    m.mutable_gpu_drain()->set_reason(reason);
+    Send(std::move(m));
+  }
   void Send(v1::ControllerMessage m) {
     std::lock_guard<std::mutex> l(mu_);
     if (closed_) return;
@@ -159,6 +166,12 @@ grpc::Status AgentService::Connect(grpc::ServerContext* ctx, Stream* stream) {
   v1::ControllerMessage m;
   m.mutable_registered()->set_heartbeat_interval_s(reply->heartbeat_interval_s);
   for (auto id : reply->kill_jobs) m.mutable_registered()->add_kill_jobs(id);
+  for (const auto& d : reply->gpu_drains) {
+    auto* g = m.mutable_registered()->add_gpu_drains();
+    g->set_gpu_index(d.gpu);
+    g->set_drained(true);
+    g->set_reason(d.reason);
+  }
   link->Send(std::move(m));
   const std::string node = info.node;
   v1::NodeMessage msg;

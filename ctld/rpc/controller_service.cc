@@ -382,6 +382,13 @@ grpc::Status ControllerService::UpdateNode(grpc::ServerContext* ctx, const v1::U
                        : req->action() == v1::UpdateNodeRequest::DOWN   ? "DOWN"
                                                                         : "";
   if (!*action) return ToGrpc(InvalidArgument("UpdateNode: no action given"));
+  if (req->has_gpu_index())  // one GPU of the node(s) (issue 14)
+    return ToGrpc(core_->Call([&] {
+      Status s = ctl_->UpdateGpu(req->name(), req->gpu_index(), action, req->reason());
+      Log("GPU update " + req->name() + " gpu " + std::to_string(req->gpu_index()) + " " + action +
+          " by uid " + std::to_string(caller->uid) + ": " + s.ToString());
+      return s;
+    }));
   return ToGrpc(core_->Call([&] {
     Status s = ctl_->UpdateNode(req->name(), action, req->reason());
     Log("node update " + req->name() + " " + action + " by uid " + std::to_string(caller->uid) + ": " + s.ToString());

@@ -41,6 +41,13 @@ inline const std::vector<const char*>& Migrations() {
       CREATE TABLE node_state (name TEXT PRIMARY KEY, drain INTEGER NOT NULL, down INTEGER NOT NULL,
                                reason TEXT NOT NULL, reason_time INTEGER NOT NULL);
       )sql",
+      // 5: drained GPUs (an administrator's per-GPU drain, or a failure the node reported) stay
+      // drained over a restart until an administrator resumes them (issue 14).
+      R"sql(
+      CREATE TABLE gpu_drain (node TEXT NOT NULL, gpu INTEGER NOT NULL, reason TEXT NOT NULL,
+                              reason_time INTEGER NOT NULL, origin TEXT NOT NULL,
+                              PRIMARY KEY (node, gpu));
+      )sql",
   };
   return kMigrations;
 }

@@ -108,6 +108,15 @@ void Batch::PutNodeState(const NodeStateRow& n) {
                   {}, {}, {}});
 }
 
+void Batch::PutGpuDrain(const GpuDrainRow& g) {
+  ops_.push_back({Kind::kGpuDrain, g.gpu, g.node, g.reason, g.reason_time, 0, {}, {}, {}});
+  ops_.back().c = g.origin;
+}
+
+void Batch::DeleteGpuDrain(const std::string& node, uint32_t gpu) {
+  ops_.push_back({Kind::kGpuResume, gpu, node, "", 0, 0, {}, {}, {}});
+}
+
 void Batch::Append(Batch other) {
   for (auto& op : other.ops_) ops_.push_back(std::move(op));
 }
@@ -242,6 +251,11 @@ Result<Recovered> Store::Load() {
   if (!n.ok()) return n.Error("load node states");
   while (n.Step() == SQLITE_ROW)
     out.nodes.push_back({n.Text(0), n.Int(1) != 0, n.Int(2) != 0, n.Text(3), n.Int(4)});
+  Stmt g(rdb_, "SELECT node, gpu, reason, reason_time, origin FROM gpu_drain ORDER BY node, gpu");
+  if (!g.ok()) return g.Error("load GPU drains");
+  while (g.Step() == SQLITE_ROW)
+    out.gpu_drains.push_back(
+        {g.Text(0), static_cast<uint32_t>(g.Int(1)), g.Text(2), g.Int(3), g.Text(4)});
   out.created = created_;
   return out;
 }
@@ -311,6 +325,20 @@ Status Store::ApplyBatch(const Batch& b) {
                             "VALUES(?,?,?,?,?)"));
         s.Bind(1, op.a).Bind(2, op.n1 & 1).Bind(3, (op.n1 >> 1) & 1).Bind(4, op.b).Bind(5, op.n2);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write node state"));
+        break;
+      }
+      case Batch::Kind::kGpuDrain: {
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO gpu_drain(node, gpu, reason, reason_time, "
+                            "origin) VALUES(?,?,?,?,?)"));
+        s.Bind(1, op.a).Bind(2, static_cast<int64_t>(op.id)).Bind(3, op.b).Bind(4, op.n1)
+            .Bind(5, op.c);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write GPU drain"));
+        break;
+      }
+      case Batch::Kind::kGpuResume: {
+        Stmt s(wdb_, Cached("DELETE FROM gpu_drain WHERE node=? AND gpu=?"));
+        s.Bind(1, op.a).Bind(2, static_cast<int64_t>(op.id));
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write GPU resume"));
         break;
       }
       case Batch::Kind::kMeta: {

@@ -33,7 +33,7 @@
 
 namespace tessera::ctld {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // The persisted part of a node's state (migration 4): set by UpdateNode, loaded at start.
 // A row with neither drain nor down set means "as the node reports" (resumed).
@@ -43,6 +43,17 @@ struct NodeStateRow {
   bool down = false;  // set DOWN by an administrator
   std::string reason;
   int64_t reason_time = 0;
+};
+
+// A drained GPU (migration 5): present = held out of scheduling until an administrator resumes
+// it (the row is then deleted). origin: "admin" (tcontrol update node N Gpu=I State=DRAIN) or
+// "node" (the node reported it failed: XID, lost device, bad gres.conf line).
+struct GpuDrainRow {
+  std::string node;
+  uint32_t gpu = 0;
+  std::string reason;
+  int64_t reason_time = 0;
+  std::string origin;
 };
 
 struct StoreOptions {
@@ -69,6 +80,9 @@ class Batch {
   void SetMeta(const std::string& key, const std::string& value);
   // An administrator's node state (drain/down and reason): what must survive a restart.
   void PutNodeState(const NodeStateRow& n);
+  // A drained GPU (insert or replace), or its resume (delete).
+  void PutGpuDrain(const GpuDrainRow& g);
+  void DeleteGpuDrain(const std::string& node, uint32_t gpu);
   // Adds the writes of `other` after these.
   void Append(Batch other);
   bool empty() const { return ops_.empty(); }
@@ -76,7 +90,9 @@ class Batch {
 
  private:
   friend class Store;
-  enum class Kind { kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep, kNode };
+  enum class Kind {
+    kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep, kNode, kGpuDrain, kGpuResume
+  };
   struct Op {
     Kind kind;
     uint64_t id = 0;
@@ -85,6 +101,7 @@ class Batch {
     std::shared_ptr<const JobRecord> rec;       // for archive (indexed columns)
     std::shared_ptr<const StepRecord> step;
     std::shared_ptr<const JobPayload> payload;  // kPayload
+    std::string c;                              // kGpuDrain: origin
   };
   std::vector<Op> ops_;
 };
@@ -95,6 +112,7 @@ struct Recovered {
   uint64_t reserved_job_id = 0;   // meta "job_id_reserved"
   uint64_t max_event_seq = 0;
   std::vector<NodeStateRow> nodes;
+  std::vector<GpuDrainRow> gpu_drains;
   bool created = false;  // Open() made a new state (absent file, or init_state)
 };
 
