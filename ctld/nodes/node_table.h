@@ -104,7 +104,10 @@ struct NodeRuntime {
   // Allocation (sum over running jobs).
   uint32_t alloc_cpus = 0;
   uint64_t alloc_mem = 0;
-  std::vector<uint32_t> alloc_gpus;
+  std::vector<uint32_t> alloc_gpus;     // GPUs held whole
+  // GPU sharing (ctld/gpu_shares.h): GPU index -> MPS percent / shards held by running jobs.
+  // A shared GPU is not in alloc_gpus.
+  std::map<uint32_t, uint32_t> alloc_mps, alloc_shards;
   std::vector<uint64_t> jobs;
 
   bool Schedulable() const { return base == NodeBase::kUp && !drain && link != nullptr; }

@@ -26,6 +26,7 @@ ClusterState::ClusterState(const ClusterSnapshot& snap) : now_(snap.now) {
       if (ns.gpus[i].free) n.free_gpus.push_back(i);
     }
     n.free.gpus = static_cast<int64_t>(n.free_gpus.size());
+    n.shares = BuildSharePools(ns);
     n.features = ns.features;
     std::sort(n.features.begin(), n.features.end());
     for (const auto& pn : ns.partitions) {

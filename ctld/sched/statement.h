@@ -21,6 +21,10 @@ class Statement {
   // Takes `a` on `n` now until `end`, picking `a.gpus` free GPUs of `model` ("" = any).
   // Returns the GPU indices taken. Requires the resources to be free now.
   std::vector<uint32_t> Allocate(NodeRt& n, const Amount& a, const std::string& model, int64_t end);
+  // Takes share `a` from pool `pool` (position in n.shares) now until `end` (gpu_share.h: the
+  // first share of a GPU takes it out of free_gpus and one GPU out of the counts until `end`).
+  // Requires PoolFits. Returns the GPU index shared.
+  uint32_t TakeShare(NodeRt& n, int pool, const ShareAmount& a, int64_t end);
   // Holds `a` on `n` over [start, end) in the timeline (a reservation).
   void Reserve(NodeRt& n, const Amount& a, int64_t start, int64_t end);
   void Commit() { ops_.clear(); }
@@ -34,6 +38,8 @@ class Statement {
     int64_t end;
     std::vector<uint32_t> gpus;  // positions in snap->gpus
     bool was_idle;
+    int share_pool = -1;  // TakeShare: the pool and amount taken
+    ShareAmount share;
   };
   ClusterState& state_;
   std::vector<Op> ops_;

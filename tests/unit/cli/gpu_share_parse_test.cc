@@ -1,0 +1,63 @@
+// --gres=mps:N and --gres=shard:N (issue 14 §3): command line, #SBATCH and SBATCH_GRES.
+#include <catch2/catch.hpp>
+
+#include "cli/lib/batch_options.h"
+#include "cli/lib/batch_request.h"
+
+using namespace tessera;
+using namespace tessera::cli;
+
+namespace {
+Result<tessera::v1::JobSpec> ShareSpec(const std::string& script,
+                                       const std::vector<std::string>& args,
+                                       const std::map<std::string, std::string>& env = {}) {
+  auto cl = ParseBatchCommandLine(args, 1000);
+  if (!cl.ok()) return cl.status();
+  auto opts = ResolveBatchOptions(cl->options, script, env, 1000);
+  if (!opts.ok()) return opts.status();
+  ScriptSource src{script, "job.sh", {}};
+  return BuildJobSpec(*opts, src, env, "/home/alice");
+}
+}  // namespace
+
+TEST_CASE("--gres=mps:N and shard:N parse into per-node shares") {
+  auto m = ParseGresShares("mps:50");
+  REQUIRE(m.ok());
+  CHECK(m->mps == 50);
+  CHECK(m->shards == 0);
+  auto s = ParseGresShares("gres/shard:2");
+  REQUIRE(s.ok());
+  CHECK(s->shards == 2);
+  auto g = ParseGres("mps:50");
+  REQUIRE(g.ok());
+  CHECK_FALSE(g->has_value());  // no whole GPUs
+  CHECK(ParseGresShares("gpu:2")->mps == 0);
+  CHECK(ParseGresShares("mps:0").status().message() == "bad mps count \"0\": expected 1..1024");
+  CHECK(ParseGresShares("mps:a100:50").status().message() ==
+        "expected mps:count, not \"mps:a100:50\"");
+  CHECK(ParseGresShares("mps:50,shard:1").status().message() ==
+        "mps and shard cannot be combined in one job");
+  CHECK(ParseGres("license:2").status().message() ==
+        "only gpu, mps and shard GRES are supported, not \"license:2\"");
+}
+
+TEST_CASE("tbatch --gres=mps:50 and #SBATCH --gres=shard:3 reach the job's resources") {
+  auto a = ShareSpec("#!/bin/sh\n", {"--gres=mps:50"});
+  REQUIRE(a.ok());
+  CHECK(a->task_groups(0).per_node().mps() == 50);
+  CHECK(a->task_groups(0).per_node().gpus() == 0);
+  auto b = ShareSpec("#!/bin/sh\n#SBATCH --gres=shard:3\n", {});
+  REQUIRE(b.ok());
+  CHECK(b->task_groups(0).per_node().shards() == 3);
+  CHECK(b->task_groups(0).per_node().mps() == 0);
+  // The command line's --gres replaces the script's.
+  auto c = ShareSpec("#!/bin/sh\n#SBATCH --gres=shard:3\n", {"--gres=mps:25"});
+  REQUIRE(c.ok());
+  CHECK(c->task_groups(0).per_node().mps() == 25);
+  CHECK(c->task_groups(0).per_node().shards() == 0);
+  auto e = ShareSpec("#!/bin/sh\n", {}, {{"SBATCH_GRES", "mps:10"}});
+  REQUIRE(e.ok());
+  CHECK(e->task_groups(0).per_node().mps() == 10);
+  auto bad = ShareSpec("#!/bin/sh\n", {"--gres=shard:x"});
+  CHECK_FALSE(bad.ok());
+}
