@@ -247,6 +247,10 @@ int Main(int argc, char** argv) {
   ProcStepdProbe probe;
   SystemClock clock;
   JobManager jobs(spool, control, probe, clock, Log, &planner);
+  MpsServers mps(flags.node, spool.root() + "/mps", desc->gpus,
+                 std::make_unique<NvidiaMpsControl>(),
+                 std::make_unique<SimulatedMpsControl>(spool.root() + "/mps-control.log"), Log);
+  jobs.SetMpsServers(&mps);
   GpuManager gpu_manager(*gpu_backend, desc->gpus, settings->ignored_xids, Log);
   if (Status st = jobs.Recover(); !st.ok()) return Fatal(st.message());
   Log("spool " + spool.root() + ": " + std::to_string(jobs.Running().size()) + " running, " +
