@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cli/lib/info_format.h"
+#include "cli/lib/share_view.h"
 #include "cli/lib/text_util.h"
 
 namespace tessera::cli {
@@ -18,6 +19,7 @@ bool Unschedulable(pb::NodeState s) {
 
 struct Counts {
   int total = 0, free = 0, alloc = 0, bad = 0, off = 0, mig = 0, mig_slices = 0, mig_used = 0;
+  int shared = 0;  // GPUs shared by mps/shard jobs
 };
 
 // "0-1:42 3:57": consecutive GPUs of the same job grouped.
@@ -60,6 +62,11 @@ char Cell(const pb::GpuDevice& g, bool off, bool allocated, std::string& detail,
     if (off) ++c.off;
     return off ? '-' : used ? 'M' : 'm';
   }
+  if (std::string share = ShareOfGpu(g); !share.empty()) {  // shared (mps/shard), not whole
+    ++c.shared;
+    detail += (detail.empty() ? "" : " ") + share;
+    return off ? '-' : 's';
+  }
   if (allocated) {
     ++c.alloc;
     return '#';
@@ -92,7 +99,11 @@ std::string FormatGpuPool(const std::vector<pb::NodeInfo>& nodes,
   SortHostNames(names);
   std::string out =
       "Legend: . free  # allocated  X unhealthy  - not schedulable (drained/down node)  "
-      "m MIG, idle  M MIG, in use\n";
+      "m MIG, idle  M MIG, in use";
+  bool any_shared = false;
+  for (const auto& n : nodes)
+    for (const auto& g : n.gpus()) any_shared = any_shared || !ShareOfGpu(g).empty();
+  out += any_shared ? "  s shared (mps/shard)\n" : "\n";
   out += PadField("NODE", static_cast<int>(width), false, false) + " STATE GPUS\n";
   Counts c;
   int gpu_nodes = 0;
@@ -115,6 +126,7 @@ std::string FormatGpuPool(const std::vector<pb::NodeInfo>& nodes,
   out += std::to_string(c.total) + " GPUs on " + std::to_string(gpu_nodes) + " nodes: " +
          std::to_string(c.alloc) + " allocated, " + std::to_string(c.free) + " free, " +
          std::to_string(c.bad) + " unhealthy, " + std::to_string(c.off) + " not schedulable";
+  if (c.shared) out += "; " + std::to_string(c.shared) + " shared (mps/shard)";
   if (c.mig)
     out += "; MIG: " + std::to_string(c.mig) + " GPUs, " + std::to_string(c.mig_used) + " of " +
            std::to_string(c.mig_slices) + " instances in use";

@@ -1,5 +1,7 @@
 #include "cli/lib/info_custom.h"
 
+#include "cli/lib/share_view.h"
+
 #include <cctype>
 #include <map>
 #include <set>
@@ -37,6 +39,7 @@ std::string Gres(const pb::NodeInfo& n) {
   std::string out;
   for (const auto& [model, count] : by_model)
     out += (out.empty() ? "" : ",") + std::string("gpu:") + (model.empty() ? "" : model + ":") + std::to_string(count);
+  if (std::string sh = ShareGres(n); !sh.empty()) out += (out.empty() ? "" : ",") + sh;
   return out.empty() ? "(null)" : out;
 }
 

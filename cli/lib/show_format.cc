@@ -1,5 +1,7 @@
 #include "cli/lib/show_format.h"
 
+#include "cli/lib/share_view.h"
+
 #include <algorithm>
 #include <map>
 
@@ -133,7 +135,9 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
        "\n";
   o += "   AvailableFeatures=" + features + "\n";
   o += "   ActiveFeatures=" + features + "\n";
+  if (std::string sh = ShareGres(n); !sh.empty()) gres += (gres.empty() ? "" : ",") + sh;
   o += "   Gres=" + OrNull(gres) + "\n";
+  if (std::string used = ShareGresUsed(n); !used.empty()) o += "   GresUsed=" + used + "\n";
   o += "   NodeAddr=" + (n.address().empty() ? n.name() : n.address()) + " NodeHostName=" +
        n.name() + " Port=" + std::to_string(n.port()) + " Version=" + OrNull(n.version()) + "\n";
   o += "   RealMemory=" + std::to_string(n.real_memory_mib()) +

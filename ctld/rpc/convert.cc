@@ -191,6 +191,16 @@ void ToProto(const GpuState& g, v1::GpuDevice* p) {
   p->set_minor(g.minor);
 }
 
+// GPU sharing in use per GPU (NodeRuntime::alloc_mps / alloc_shards).
+static void SetGpuShareUse(const NodeRuntime& n, v1::NodeInfo* out) {
+  for (auto& g : *out->mutable_gpus()) {
+    auto m = n.alloc_mps.find(g.index());
+    auto s = n.alloc_shards.find(g.index());
+    if (m != n.alloc_mps.end()) g.set_mps_used(m->second);
+    if (s != n.alloc_shards.end()) g.set_shards_used(s->second);
+  }
+}
+
 void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
   out->set_name(n.config->name);
   out->set_address(n.config->addr);
@@ -204,6 +214,7 @@ void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
   out->set_alloc_cpus(n.alloc_cpus);
   out->set_alloc_memory_mib(n.alloc_mem);
   for (const auto& g : n.gpus) ToProto(g, out->add_gpus());
+  SetGpuShareUse(n, out);
   for (const auto& h : n.hcas) {
     auto* p = out->add_hcas();
     p->set_name(h.name);

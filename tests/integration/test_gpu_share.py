@@ -84,6 +84,12 @@ def test_mps_jobs_share_one_gpu_and_a_whole_gpu_job_gets_the_other(share):
     w2 = sub("w2.env", ["--gpus-per-node=1"])
     time.sleep(4)  # several scheduling cycles (SchedulerInterval=1)
     assert state(c, m3) == "PENDING" and state(c, w2) == "PENDING"
+    # tcontrol show node and tinfo --gpus show the shares in use.
+    show = c.run(["tcontrol", "show", "node", "it1"]).stdout
+    assert "Gres=gpu:a100:2,mps:200,shard:8" in show, show
+    assert f"GresUsed=mps:100(IDX:{gpu}),shard:0" in show, show
+    pool = c.run(["tinfo", "--gpus"]).stdout
+    assert f"{gpu}:mps[100/100]" in pool and "1 shared (mps/shard)" in pool, pool
     # The last mps job's end stops the daemon; until then it runs.
     cancel_all(c, [m3, w2, w1, m1])
     assert not any(l.startswith("stop") for l in mps_log(c)), mps_log(c)

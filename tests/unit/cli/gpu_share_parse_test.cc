@@ -20,7 +20,7 @@ Result<tessera::v1::JobSpec> ShareSpec(const std::string& script,
 }
 }  // namespace
 
-TEST_CASE("--gres=mps:N and shard:N parse into per-node shares") {
+TEST_CASE("gres values mps:N and shard:N parse into per-node shares") {
   auto m = ParseGresShares("mps:50");
   REQUIRE(m.ok());
   CHECK(m->mps == 50);
@@ -60,4 +60,36 @@ TEST_CASE("tbatch --gres=mps:50 and #SBATCH --gres=shard:3 reach the job's resou
   CHECK(e->task_groups(0).per_node().mps() == 10);
   auto bad = ShareSpec("#!/bin/sh\n", {"--gres=shard:x"});
   CHECK_FALSE(bad.ok());
+}
+
+#include "cli/lib/gpu_view.h"
+#include "cli/lib/share_view.h"
+#include "cli/lib/show_format.h"
+
+TEST_CASE("tcontrol show node and tinfo --gpus show MPS and shard totals and use") {
+  tessera::v1::NodeInfo n;
+  n.set_name("n1");
+  n.set_cpus(8);
+  for (uint32_t i = 0; i < 2; ++i) {
+    auto* g = n.add_gpus();
+    g->set_index(i);
+    g->set_model("a100");
+    g->set_healthy(true);
+    g->set_mps(true);
+    g->set_replicas(4);
+  }
+  n.mutable_gpus(0)->set_mps_used(50);
+  n.mutable_gpus(1)->set_shards_used(3);
+  CHECK(ShareGres(n) == "mps:200,shard:8");
+  CHECK(ShareGresUsed(n) == "mps:50(IDX:0),shard:3(IDX:1)");
+  std::string show = FormatNodeDetail(n);
+  CHECK(show.find("   Gres=gpu:a100:2,mps:200,shard:8\n") != std::string::npos);
+  CHECK(show.find("   GresUsed=mps:50(IDX:0),shard:3(IDX:1)\n") != std::string::npos);
+  std::string pool = FormatGpuPool({n}, {});
+  CHECK(pool.find("[ss]  0:mps[50/100] 1:shard[3/4]") != std::string::npos);
+  CHECK(pool.find("2 shared (mps/shard)") != std::string::npos);
+  n.mutable_gpus(0)->set_mps_used(0);
+  n.mutable_gpus(1)->set_shards_used(0);
+  CHECK(ShareGresUsed(n) == "mps:0,shard:0");
+  CHECK(FormatGpuPool({n}, {}).find("[..]") != std::string::npos);
 }

@@ -116,7 +116,7 @@ TEST_CASE("a GPU with shares taken in this cycle is not given whole, and a whole
   }
 }
 
-TEST_CASE("shards: at most Replicas per GPU; MPS and shards never share one GPU at once") {
+TEST_CASE("shards: at most Replicas per GPU, and MPS and shards never share one GPU at once") {
   ClusterSnapshot s = Cluster(1, 4);
   s.pending = {Job(1, 0, 3), Job(2, 0, 1), Job(3, 0, 1)};
   CycleResult r = RunCycle(s);
