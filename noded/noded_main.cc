@@ -190,6 +190,7 @@ IsolationFacts MakeIsolationFacts(const std::string& node, const NodeSettings& s
     for (const auto& r : CharDeviceRules("/dev", dev)) f.gpu_shared_devices.push_back(r);
   for (const auto& r : CharDeviceRules("/dev/nvidia-caps")) f.gpu_shared_devices.push_back(r);
   f.rdma_devices = CharDeviceRules("/dev/infiniband");
+  f.rdma_devices_by_name = CharDeviceRulesByName("/dev/infiniband");
   return f;
 }
 

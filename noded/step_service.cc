@@ -79,7 +79,10 @@ Result<TaskPlan> StepService::MakePlan(const v1::RunTasksRequest& req, const v1:
   NodeFacts node;
   node.node_name = opts_.node_name;
   node.gpu_uuids = opts_.gpu_uuids;
-  if (auto iso = cgroups_.Find(g.job_id())) node.hcas = iso->hcas;
+  if (auto iso = cgroups_.Find(g.job_id())) {
+    node.hcas = iso->hcas;
+    node.netdevs = iso->netdevs;
+  }
   for (int i = 0; i < g.ranks_size(); ++i) {
     TaskPlan::Task t;
     t.rank = g.ranks(i);

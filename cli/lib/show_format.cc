@@ -1,5 +1,6 @@
 #include "cli/lib/show_format.h"
 
+#include "cli/lib/hca_view.h"
 #include "cli/lib/share_view.h"
 
 #include <algorithm>
@@ -162,6 +163,7 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
                      (g.healthy() ? "" : "(DRAIN:" + E(g.health_reason()) + ")"));
     o += "   GPUs=" + Join(gpus, ",") + "\n";
   }
+  if (std::string hcas = FormatHcas(n); !hcas.empty()) o += "   HCAs=" + E(hcas) + "\n";
   if (!n.reason().empty()) o += "   Reason=" + E(n.reason()) + "\n";
   return o + "\n";
 }

@@ -42,6 +42,7 @@ struct HcaState {
   uint32_t port = 0;
   std::string state, rate, link_layer, pci_bus_id;
   int32_t numa_node = -1;
+  std::string netdev;  // RoCE port: its network interface
 };
 
 // The controller's handle on a connected noded. Implemented by the NodeAgent RPC service.

@@ -224,6 +224,7 @@ void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
     p->set_link_layer(h.link_layer);
     p->set_numa_node(h.numa_node);
     p->set_pci_bus_id(h.pci_bus_id);
+    p->set_netdev(h.netdev);
   }
   for (auto g : n.alloc_gpus) out->add_alloc_gpu_indices(g);
   out->set_last_heartbeat(n.last_heartbeat);
@@ -272,7 +273,8 @@ RegisterInfo FromProto(const v1::Register& p) {
   r.mem_mib = p.real_memory_mib();
   for (const auto& g : p.gpus()) r.gpus.push_back(FromProto(g));
   for (const auto& h : p.hcas())
-    r.hcas.push_back({h.name(), h.port(), h.state(), h.rate(), h.link_layer(), h.pci_bus_id(), h.numa_node()});
+    r.hcas.push_back({h.name(), h.port(), h.state(), h.rate(), h.link_layer(), h.pci_bus_id(), h.numa_node(),
+                      h.netdev()});
   r.running.assign(p.running_jobs().begin(), p.running_jobs().end());
   for (const auto& jr : p.running_runs()) r.runs[jr.job_id()] = jr.run();
   r.boot_id = p.boot_id();

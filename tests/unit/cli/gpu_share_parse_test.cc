@@ -93,3 +93,28 @@ TEST_CASE("tcontrol show node and tinfo --gpus show MPS and shard totals and use
   CHECK(ShareGresUsed(n) == "mps:0,shard:0");
   CHECK(FormatGpuPool({n}, {}).find("[..]") != std::string::npos);
 }
+
+#include "cli/lib/hca_view.h"
+
+TEST_CASE("tcontrol show node lists HCAs with NUMA node, RoCE interface and the GPUs near them") {
+  tessera::v1::NodeInfo n;
+  n.set_name("n1");
+  for (int i = 0; i < 2; ++i) {
+    auto* g = n.add_gpus();
+    g->set_index(static_cast<uint32_t>(i));
+    g->set_model("a100");
+    g->set_healthy(true);
+    g->set_numa_node(i);
+    auto* h = n.add_hcas();
+    h->set_name("mlx5_" + std::to_string(i));
+    h->set_port(1);
+    h->set_state("ACTIVE");
+    h->set_link_layer(i ? "Ethernet" : "InfiniBand");
+    h->set_numa_node(i);
+  }
+  n.mutable_hcas(1)->set_netdev("eth2");
+  CHECK(FormatHcas(n) ==
+        "mlx5_0:1(InfiniBand,ACTIVE,numa=0,gpus=0) mlx5_1:1(Ethernet,ACTIVE,numa=1,netdev=eth2,gpus=1)");
+  CHECK(FormatNodeDetail(n).find("   HCAs=mlx5_0:1(InfiniBand,ACTIVE,numa=0,gpus=0) ") !=
+        std::string::npos);
+}
