@@ -393,7 +393,7 @@ Status GresLine(const ConfigLine& l, ClusterConfig* c) {
       d.mps = *v;
     } else if (p.key == "replicas") {
       auto n = ParseUint(p.value, "Replicas");
-      if (!n.ok() || *n > 1024) return BadValue(l.Where(), p, "expected 0..1024");
+      if (!n.ok() || *n > 64) return BadValue(l.Where(), p, "expected 0..64");
       d.replicas = static_cast<uint32_t>(*n);
     } else if (p.key == "file" || p.key == "autodetect" || p.key == "cores" || p.key == "links" ||
                p.key == "migenabled" || p.key == "miglayout" || p.key == "numanode") {

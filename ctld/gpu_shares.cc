@@ -13,6 +13,17 @@ uint32_t Used(const std::map<uint32_t, uint32_t>& m, uint32_t gpu) {
 
 }  // namespace
 
+void ApplyConfiguredShares(std::vector<GpuState>& gpus, const std::vector<GpuDecl>& decls) {
+  uint32_t index = 0;
+  for (const auto& d : decls)
+    for (uint32_t i = 0; i < d.count; ++i, ++index)
+      for (auto& g : gpus)
+        if (g.index == index && !g.mps && g.replicas == 0) {
+          g.mps = d.mps;
+          g.replicas = d.replicas;
+        }
+}
+
 void FillSharePools(sched::NodeSnap& ns, const NodeRuntime& rt) {
   ns.gpu_shares.clear();
   for (const auto& g : rt.gpus) {

@@ -23,6 +23,10 @@ namespace tessera::ctld {
 
 inline constexpr uint32_t kMpsPerGpu = 100;  // Slurm's default gres/mps count per GPU
 
+// gres.conf Mps=/Replicas= of the GPU lines naming the node (declaration order = GPU index) for
+// the reported GPUs that report no sharing of their own (NVML GPUs: the driver does not know
+// the admin's choice; simulated GPUs report what gres.conf said).
+void ApplyConfiguredShares(std::vector<GpuState>& gpus, const std::vector<GpuDecl>& decls);
 // Share pools of the node's reported GPUs with what running jobs use; GPUs with shares in use
 // are marked not free whole in ns.gpus.
 void FillSharePools(sched::NodeSnap& ns, const NodeRuntime& rt);

@@ -19,6 +19,7 @@
 // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=<n> and CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="<gpu>=<n>M" for
 // every allocated GPU index in CUDA_VISIBLE_DEVICES order (0..k-1, as CUDA numbers them).
 // RDMA (NodeFacts.hcas, "mlx5_0:1"): NCCL_IB_HCA=mlx5_0:1,... and UCX_NET_DEVICES=mlx5_0:1,...
+// and, for RoCE ports (NodeFacts.netdevs), NCCL_SOCKET_IFNAME=eth2,... (SetRoceEnv).
 // As Slurm also: NVIDIA_VISIBLE_DEVICES = CUDA_VISIBLE_DEVICES; SLURM_JOB_GPUS (twin
 // TESSERA_JOB_GPUS) and GPU_DEVICE_ORDINAL = this node's allocated GPU indices ("0,1"; whole
 // GPUs only). All of these come from SetNodeGpuEnv (trun's tasks get them the same way).

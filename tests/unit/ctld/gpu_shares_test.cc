@@ -109,3 +109,18 @@ TEST_CASE("running share jobs give their GPU back on the timeline once, at the l
   CHECK(running[0].nodes[0].gpus == 0);
   CHECK(running[1].nodes[0].gpus == 1);
 }
+
+TEST_CASE("GPUs reported without sharing (NVML) take gres.conf Mps=/Replicas= by index") {
+  std::vector<GpuState> gpus(3);
+  for (uint32_t i = 0; i < 3; ++i) gpus[i].index = i;
+  gpus[2].replicas = 2;  // reported by the node: kept
+  GpuDecl a, b;
+  a.count = 1, a.mps = true;
+  b.count = 2, b.replicas = 8;
+  ApplyConfiguredShares(gpus, {a, b});
+  CHECK(gpus[0].mps);
+  CHECK(gpus[0].replicas == 0);
+  CHECK_FALSE(gpus[1].mps);
+  CHECK(gpus[1].replicas == 8);
+  CHECK(gpus[2].replicas == 2);
+}
