@@ -12,8 +12,9 @@
 //  - one GPU shares in one mode at a time: MPS or shards, never both;
 //  - when the job names a GPU type (mps:a100:50), only GPUs of that model serve it.
 // Placement picks GPUs already shared first (best fit), then whole free GPUs (lowest index), so
-// whole GPUs stay free for whole-GPU jobs. Shares are not on the timeline (backfill
-// reservations of share jobs look at CPUs and memory only).
+// whole GPUs stay free for whole-GPU jobs. Shares are not on the timeline: a backfill
+// reservation of a share job is checked against the pools only at `now`; later start times look
+// at CPUs, memory and the GPU counts (a shared GPU returns at its last job's end).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -130,7 +130,10 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
     int64_t cap;
     if (js.exclusive) cap = ExclusiveOk(n, a) ? std::min<int64_t>(Capacity(a, g, *n.snap), left) : 0;
     else cap = Capacity(a, g, *n.snap);
-    if (share && now_ && cap > 0) cap = ShareCapacity(n, g, model, std::min(cap, left), SharedGpu(n));
+    // Shares are not on the timeline: they are checked now (a reservation at `now` too, so a
+    // share job that cannot start is reserved at a later event, not "now").
+    if (share && start_ <= s_.now() && cap > 0)
+      cap = ShareCapacity(n, g, model, std::min(cap, left), SharedGpu(n));
     int64_t take = std::min({cap, spread, left});
     if (take <= 0) return;
     cands.push_back({n.index, take, 0, Contains(js.nodelist, n.snap->name), a});

@@ -176,3 +176,19 @@ TEST_CASE("submit refuses share requests no GPU could ever hold") {
         "gres/shard can never be satisfied in partition p: no GPU there is configured for shards "
         "(gres.conf Replicas=N)");
 }
+
+TEST_CASE("a share job that cannot start now is reserved when the shared GPU comes back") {
+  ClusterSnapshot s = Cluster(1);
+  s.nodes[0].gpus[0].free = false;
+  s.nodes[0].gpu_shares[0].mps_used = 100;
+  s.nodes[0].cpus_free = 15;
+  RunningSnap r;
+  r.id = 9;
+  r.end_time = s.now + 100;
+  r.nodes = {{"n1", 1, 0, 1}};  // the job ending last carries the shared GPU (ctld's builder)
+  s.running = {r};
+  s.pending = {Job(1, 50)};
+  CycleResult c = RunCycle(s);
+  REQUIRE_FALSE(Started(c, 1));
+  CHECK(D(c, 1).expected_start == s.now + 100);
+}
