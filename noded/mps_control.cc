@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -39,6 +40,14 @@ Status AppendLine(const std::string& file, const std::string& line) {
 }
 
 }  // namespace
+
+void CompleteMpsLimits(v1::NodeAllocation* a, const std::vector<uint64_t>& gpu_memory_mib) {
+  if (a->mps_active_thread_percentage() == 0 || a->mps_pinned_mem_mib() != 0 ||
+      a->gpu_indices_size() == 0 || a->gpu_indices(0) >= gpu_memory_mib.size())
+    return;
+  uint32_t pct = std::min<uint32_t>(a->mps_active_thread_percentage(), 100);
+  a->set_mps_pinned_mem_mib(gpu_memory_mib[a->gpu_indices(0)] * pct / 100);
+}
 
 MpsDirs MpsDirsFor(const std::string& root, uint32_t gpu) {
   std::string base = root + "/gpu" + std::to_string(gpu);
@@ -137,11 +146,10 @@ Status MpsServers::Prepare(v1::LaunchJob* l) {
   }
   users.insert(l->job_id());
   job_gpu_[l->job_id()] = gpu;
-  for (auto& a : *l->mutable_alloc()) {
-    if (&a != mine) continue;
-    if (a.mps_pinned_mem_mib() == 0 && g.memory_mib > 0)
-      a.set_mps_pinned_mem_mib(g.memory_mib * std::min<uint32_t>(a.mps_active_thread_percentage(), 100) / 100);
-  }
+  std::vector<uint64_t> memory;
+  for (const auto& x : gpus_) memory.push_back(x.memory_mib);
+  for (auto& a : *l->mutable_alloc())
+    if (&a == mine) CompleteMpsLimits(&a, memory);
   auto set = [&](const std::string& k, const std::string& v) {
     if (l->env_block().empty()) (*l->mutable_env())[k] = v;
     else EnvBlockSet(l->mutable_env_block(), k, v);

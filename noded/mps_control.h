@@ -35,6 +35,11 @@ struct MpsDirs {
 };
 MpsDirs MpsDirsFor(const std::string& root, uint32_t gpu);
 
+// An mps allocation's memory limit (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT): when unset,
+// mps_pinned_mem_mib = memory of the shared GPU (gpu_indices[0]) x percent / 100. Batch launches
+// get it from MpsServers::Prepare, trun steps' grants from StepService (same rule).
+void CompleteMpsLimits(tessera::v1::NodeAllocation* a, const std::vector<uint64_t>& gpu_memory_mib);
+
 class MpsControl {
  public:
   virtual ~MpsControl() = default;

@@ -232,6 +232,7 @@ int Main(int argc, char** argv) {
                            CoreMap(AllowedCores()));
   StepServiceOptions step_opts{flags.node, spool.root(), cfg->kill_wait_s};
   for (const auto& g : desc->gpus) step_opts.gpu_uuids.push_back(g.uuid);
+  for (const auto& g : desc->gpus) step_opts.gpu_memory_mib.push_back(g.memory_mib);
   step_opts.planner = &planner;
   StepService steps(step_opts, grants, codec, Log);
   int port = 0;

@@ -127,3 +127,21 @@ def test_shards_are_counted_per_gpu_and_refusals_at_submit(share):
                      ("--gres=gpu:1,mps:50", "cannot be combined with whole GPUs")):
         p = c.run(["tbatch", opt, "--wrap", "true"], user="tessera-bob", cwd=work, check=False)
         assert p.returncode != 0 and why in p.stderr, (opt, p.stderr)
+
+
+def test_trun_tasks_of_an_mps_job_keep_its_limits(share):
+    c = share
+    work = c.user_dir("tessera-alice")
+    out = os.path.join(work, "t.env")
+    job = c.submit(["--gres=mps:25", "-o", "/dev/null", "--wrap",
+                    f"trun bash -c \"env | grep -E '^CUDA_' | sort > {out}\""],
+                   user="tessera-alice", cwd=work)
+    assert c.wait_state(job, ["COMPLETED", "FAILED"], timeout=30)[0] == "COMPLETED"
+    e = job_env(out)
+    assert e["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "25", e
+    assert e["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] == "0=10240M", e
+    assert e["CUDA_MPS_PIPE_DIRECTORY"].endswith("/pipe"), e
+    # Its daemon was started for it and stopped after it.
+    wait_for(lambda: mps_log(c)[-1:] and mps_log(c)[-1].startswith("stop gpu="), timeout=10,
+             what="the daemon's stop")
+    assert mps_log(c)[-2].startswith("start gpu="), mps_log(c)

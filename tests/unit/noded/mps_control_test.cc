@@ -141,3 +141,17 @@ TEST_CASE("an mps job's environment: thread percentage, memory limit, its shared
   CHECK(env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] == "50");
   CHECK(env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] == "0=20480M");
 }
+
+TEST_CASE("trun steps' grants get the same MPS memory limit as the batch launch") {
+  auto l = MpsJob(1, 1, 25);
+  tessera::v1::NodeAllocation a = l.alloc(0);
+  CompleteMpsLimits(&a, {40960, 81920});
+  CHECK(a.mps_pinned_mem_mib() == 20480);
+  a.set_mps_pinned_mem_mib(100);  // already set: kept
+  CompleteMpsLimits(&a, {40960, 81920});
+  CHECK(a.mps_pinned_mem_mib() == 100);
+  tessera::v1::NodeAllocation whole;
+  whole.add_gpu_indices(0);
+  CompleteMpsLimits(&whole, {40960});
+  CHECK(whole.mps_pinned_mem_mib() == 0);
+}
