@@ -411,9 +411,16 @@ Status GresLine(const ConfigLine& l, ClusterConfig* c) {
       auto v = YesNo(l.Where(), p);
       if (!v.ok()) return v.status();
       d.simulated = *v;
+    } else if (p.key == "mps") {  // GPU sharing: the scheduler uses it too (issue 14 §3)
+      auto v = YesNo(l.Where(), p);
+      if (!v.ok()) return v.status();
+      d.mps = *v;
+    } else if (p.key == "replicas") {
+      auto n = ParseUint(p.value, "Replicas");
+      if (!n.ok() || *n > 64) return BadValue(l.Where(), p, "expected 0..64");
+      d.replicas = static_cast<uint32_t>(*n);
     } else if (p.key == "file" || p.key == "autodetect" || p.key == "cores" || p.key == "links" ||
-               p.key == "migenabled" || p.key == "miglayout" || p.key == "mps" ||
-               p.key == "replicas" || p.key == "numanode") {
+               p.key == "migenabled" || p.key == "miglayout" || p.key == "numanode") {
       // Device files, affinity, MIG layout and sharing: read by noded's GPU backends.
     } else {
       c->warnings.push_back(l.Where() + ": unknown gres.conf key " + p.raw_key + "; ignored");

@@ -60,6 +60,8 @@ struct GpuDecl {
   uint64_t memory_mib = 0;
   bool simulated = false;
   std::string where;
+  bool mps = false;       // gres.conf Mps=yes: each GPU offers 100 MPS percent (gres/mps)
+  uint32_t replicas = 0;  // gres.conf Replicas=N: time-slice shards per GPU (gres/shard)
 };
 
 struct ClusterConfig {

@@ -1,5 +1,7 @@
 #include "ctld/controller.h"
 
+#include "ctld/gpu_shares.h"
+
 #include <malloc.h>
 #include <pwd.h>
 
@@ -278,6 +280,7 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
   n->reported_mem = info.mem_mib;
   n->version = info.version;
   n->gpus = info.gpus;
+  if (auto d = cfg_->gpus.find(info.node); d != cfg_->gpus.end()) ApplyConfiguredShares(n->gpus, d->second);
   ApplyMigUse(*n);
   n->hcas = info.hcas;
   if (n->base == NodeBase::kUnknown || (n->base == NodeBase::kDown && n->reason == "Not responding")) {

@@ -3,12 +3,15 @@
 #include <algorithm>
 
 #include "common/hostlist.h"
+#include "ctld/gpu_shares.h"
 #include "ctld/nodes/gpu_use.h"
 
 namespace tessera::ctld {
 namespace {
 
-sched::Req ToReq(const ResourceReq& r) { return {r.cpus, r.mem_mib, r.gpus, r.gpu_model}; }
+sched::Req ToReq(const ResourceReq& r) {
+  return {r.cpus, r.mem_mib, r.gpus, r.gpu_model, r.mps, r.shards};
+}
 
 std::vector<std::string> Expand(const std::string& expr) {
   auto r = ExpandHostlist(expr);
@@ -81,7 +84,11 @@ sched::JobSnap SchedBridge::ToSnap(const JobRecord& j) {
 
 sched::ClusterSnapshot SchedBridge::EmptyCluster(const ClusterConfig& cfg) {
   sched::ClusterSnapshot s;
-  for (const auto& n : cfg.nodes) s.nodes.push_back(NodeSnapFor(n));
+  for (const auto& n : cfg.nodes) {
+    s.nodes.push_back(NodeSnapFor(n));
+    auto g = cfg.gpus.find(n.name);
+    if (g != cfg.gpus.end()) FillConfigSharePools(s.nodes.back(), g->second);
+  }
   for (const auto& p : cfg.partitions)
     s.partitions.push_back({p.name, p.up, p.max_nodes, p.max_time_s, p.default_time_s, p.priority_tier});
   return s;
@@ -107,6 +114,7 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
     }
     for (auto& g : ns.gpus)
       if (std::count(rt->alloc_gpus.begin(), rt->alloc_gpus.end(), g.index)) g.free = false;
+    if (!rt->gpus.empty()) FillSharePools(ns, *rt);
   }
   // Held jobs keep their JobHeld* reason and cannot start: leaving them out keeps cycles
   // proportional to the jobs that can actually run. They stay in when some job has a
@@ -115,6 +123,7 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
   bool with_held = std::any_of(active.begin(), active.end(), [](const JobRecord* j) {
     return j->State() == JobState::kPending && !j->spec.dependency.empty();
   });
+  std::vector<std::pair<size_t, const JobRecord*>> shared;  // running share jobs
   auto add = [&](const JobRecord& j) {
     if (!durable(j.job_id)) return;
     switch (j.State()) {
@@ -123,7 +132,11 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
         break;
       case JobState::kRunning:
       case JobState::kSuspended:
-      case JobState::kCompleting: s.running.push_back(ToRunning(j)); break;
+      case JobState::kCompleting:
+        if (std::any_of(j.alloc.begin(), j.alloc.end(), IsShareAlloc))
+          shared.emplace_back(s.running.size(), &j);
+        s.running.push_back(ToRunning(j));
+        break;
       default:
         if (with_held)
           s.finished.push_back({j.job_id, j.State() == JobState::kCompleted && j.exit_code == 0});
@@ -134,6 +147,7 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
   } else {
     for (const JobRecord* j : active) add(*j);
   }
+  AddShareReleases(s.running, shared);
   return s;
 }
 
@@ -150,6 +164,7 @@ bool SchedBridge::StillFits(const std::vector<sched::NodePlacement>& placement, 
     }
     for (const auto& u : p.mig_uuids)  // the instance still exists and nobody holds it
       if (MigHolder(*n, u) || !GpuOfMig(*n, u)) return false;
+    if (!SharesStillFit(p, *n)) return false;
   }
   return true;
 }
@@ -172,8 +187,10 @@ std::vector<sched::GpuSnap> SchedBridge::ReportedGpus(const NodeRuntime& rt, boo
 
 std::vector<NodeAlloc> SchedBridge::ToAlloc(const std::vector<sched::NodePlacement>& placement) {
   std::vector<NodeAlloc> out;
-  for (const auto& p : placement)
-    out.push_back({p.node, p.cpus, p.mem_mib, p.gpu_indices, p.tasks, p.mig_uuids});
+  for (const auto& p : placement) {
+    out.push_back({p.node, p.cpus, p.mem_mib, p.gpu_indices, p.tasks, p.mig_uuids, p.mps, p.shards});
+    if (p.share_gpu >= 0) out.back().gpu_indices = {static_cast<uint32_t>(p.share_gpu)};
+  }
   return out;
 }
 

@@ -83,6 +83,7 @@ v1::NodeMessage AgentClient::BuildRegister() {
     h->set_link_layer(p.link_layer);
     h->set_numa_node(p.numa_node);
     h->set_pci_bus_id(p.pci_path.substr(p.pci_path.rfind('/') + 1));
+    h->set_netdev(p.netdev);
   }
   for (uint64_t id : jobs_.Running()) {
     r->add_running_jobs(id);

@@ -148,7 +148,15 @@ EnvMap BuildJobEnv(const tessera::v1::LaunchJob& launch, const NodeFacts& node,
       env["TESSERA_" + key.substr(6)] = value;
   }
   SetNodeGpuEnv(FindAlloc(launch, node.node_name), node.gpu_uuids, node.hcas, env, error, false);
+  SetRoceEnv(node.netdevs, env, false);
   return env;
+}
+
+void SetRoceEnv(const std::vector<std::string>& netdevs, EnvMap& env, bool replace_inherited) {
+  if (replace_inherited) env.erase("NCCL_SOCKET_IFNAME");
+  std::string names;
+  for (const auto& n : netdevs) names += (names.empty() ? "" : ",") + n;
+  if (!names.empty()) env["NCCL_SOCKET_IFNAME"] = names;
 }
 
 std::vector<std::string> EnvToStrings(const EnvMap& env) {

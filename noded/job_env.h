@@ -19,6 +19,7 @@
 // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=<n> and CUDA_MPS_PINNED_DEVICE_MEM_LIMIT="<gpu>=<n>M" for
 // every allocated GPU index in CUDA_VISIBLE_DEVICES order (0..k-1, as CUDA numbers them).
 // RDMA (NodeFacts.hcas, "mlx5_0:1"): NCCL_IB_HCA=mlx5_0:1,... and UCX_NET_DEVICES=mlx5_0:1,...
+// and, for RoCE ports (NodeFacts.netdevs), NCCL_SOCKET_IFNAME=eth2,... (SetRoceEnv).
 // As Slurm also: NVIDIA_VISIBLE_DEVICES = CUDA_VISIBLE_DEVICES; SLURM_JOB_GPUS (twin
 // TESSERA_JOB_GPUS) and GPU_DEVICE_ORDINAL = this node's allocated GPU indices ("0,1"; whole
 // GPUs only). All of these come from SetNodeGpuEnv (trun's tasks get them the same way).
@@ -36,7 +37,9 @@ struct NodeFacts {
   std::string cluster_name;
   std::vector<std::string> gpu_uuids;  // indexed by GPU index
   std::vector<std::string> hcas;       // RDMA ports given to the job ("mlx5_0:1")
+  std::vector<std::string> netdevs;    // RoCE interfaces of those ports (NCCL_SOCKET_IFNAME)
 };
+
 
 struct UserInfo {
   std::string name;
@@ -62,6 +65,10 @@ EnvMap BuildJobEnv(const tessera::v1::LaunchJob& launch, const NodeFacts& node,
 void SetNodeGpuEnv(const tessera::v1::NodeAllocation* mine,
                    const std::vector<std::string>& gpu_uuids, const std::vector<std::string>& hcas,
                    EnvMap& env, std::string* error = nullptr, bool replace_inherited = true);
+
+// NCCL_SOCKET_IFNAME = the job's RoCE interfaces (NodeFacts::netdevs), comma-separated, when
+// there are any; with `replace_inherited` an inherited value is dropped first.
+void SetRoceEnv(const std::vector<std::string>& netdevs, EnvMap& env, bool replace_inherited);
 
 // Slurm's SLURM_TASKS_PER_NODE syntax: runs of equal counts as "N(xK)": {2,2,2,1} -> "2(x3),1".
 std::string CompressTasksPerNode(const std::vector<uint32_t>& tasks);

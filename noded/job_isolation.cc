@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -24,6 +25,7 @@ std::string FormatJobIsolation(const JobIsolation& iso) {
   o << "restrict_devices=" << (iso.cgroup.restrict_devices ? 1 : 0) << "\n";
   for (const auto& d : iso.cgroup.devices) o << "device=" << DeviceRuleText(d) << "\n";
   for (const auto& h : iso.hcas) o << "hca=" << h << "\n";
+  for (const auto& n : iso.netdevs) o << "netdev=" << n << "\n";
   return o.str();
 }
 
@@ -59,6 +61,7 @@ Result<JobIsolation> ParseJobIsolation(const std::string& text) {
       if (!r.ok()) return bad(r.status().message());
       iso.cgroup.devices.push_back(*r);
     } else if (k == "hca") iso.hcas.push_back(v);
+    else if (k == "netdev") iso.netdevs.push_back(v);
     else return bad("unknown key");
   }
   if (!iso.cgroup_root.empty() && iso.cgroup.name.empty())
@@ -68,19 +71,50 @@ Result<JobIsolation> ParseJobIsolation(const std::string& text) {
 
 std::vector<DeviceRule> CharDeviceRules(const std::string& dir, const std::string& prefix) {
   std::vector<DeviceRule> out;
+  for (const auto& [name, rule] : CharDeviceRulesByName(dir))
+    if (name.rfind(prefix, 0) == 0) out.push_back(rule);
+  return out;
+}
+
+std::map<std::string, DeviceRule> CharDeviceRulesByName(const std::string& dir) {
+  std::map<std::string, DeviceRule> out;
   DIR* d = ::opendir(dir.c_str());
   if (!d) return out;
   while (dirent* e = ::readdir(d)) {
     std::string n = e->d_name;
-    if (n.rfind(prefix, 0) != 0 || n == "." || n == "..") continue;
+    if (n == "." || n == "..") continue;
     struct stat st{};
     if (::stat((dir + "/" + n).c_str(), &st) != 0 || !S_ISCHR(st.st_mode)) continue;
-    out.push_back({'c', static_cast<int64_t>(major(st.st_rdev)),
-                   static_cast<int64_t>(minor(st.st_rdev)), "rwm"});
+    out[n] = {'c', static_cast<int64_t>(major(st.st_rdev)), static_cast<int64_t>(minor(st.st_rdev)),
+              "rwm"};
   }
   ::closedir(d);
   return out;
 }
+
+namespace {
+
+// The HCA ports' own /dev/infiniband devices (+ rdma_cm); all of them when none is known.
+void AddRdmaDevices(const std::vector<RdmaPort>& ports, const IsolationFacts& f,
+                    std::vector<DeviceRule>& out) {
+  std::vector<DeviceRule> own;
+  for (const auto& p : ports)
+    for (const auto& d : p.char_devices) {
+      auto it = f.rdma_devices_by_name.find(d);
+      if (it != f.rdma_devices_by_name.end() &&
+          std::find(own.begin(), own.end(), it->second) == own.end())
+        own.push_back(it->second);
+    }
+  if (own.empty()) {
+    out.insert(out.end(), f.rdma_devices.begin(), f.rdma_devices.end());
+    return;
+  }
+  if (auto cm = f.rdma_devices_by_name.find("rdma_cm"); cm != f.rdma_devices_by_name.end())
+    own.push_back(cm->second);
+  out.insert(out.end(), own.begin(), own.end());
+}
+
+}  // namespace
 
 JobIsolation PlanJobIsolation(const v1::LaunchJob& l, const IsolationFacts& f,
                               const std::vector<uint32_t>& cores) {
@@ -104,7 +138,13 @@ JobIsolation PlanJobIsolation(const v1::LaunchJob& l, const IsolationFacts& f,
   std::vector<GpuLocality> where;
   for (uint32_t i : gpus)
     if (i < f.gpus.size()) where.push_back({f.gpus[i].numa_node, ""});
-  for (const auto& p : ChooseHcas(where, f.hcas)) iso.hcas.push_back(p.Name());
+  std::vector<RdmaPort> ports = ChooseHcas(where, f.hcas);
+  for (const auto& p : ports) {
+    iso.hcas.push_back(p.Name());
+    if (!p.netdev.empty() &&
+        std::find(iso.netdevs.begin(), iso.netdevs.end(), p.netdev) == iso.netdevs.end())
+      iso.netdevs.push_back(p.netdev);
+  }
   if (f.cgroup_root.empty()) return iso;
   iso.cgroup_root = f.cgroup_root;
   CgroupSpec& s = iso.cgroup;
@@ -120,8 +160,7 @@ JobIsolation PlanJobIsolation(const v1::LaunchJob& l, const IsolationFacts& f,
   if (!gpus.empty())
     s.devices.insert(s.devices.end(), f.gpu_shared_devices.begin(), f.gpu_shared_devices.end());
   s.devices.insert(s.devices.end(), mig_caps.begin(), mig_caps.end());
-  if (!iso.hcas.empty())
-    s.devices.insert(s.devices.end(), f.rdma_devices.begin(), f.rdma_devices.end());
+  if (!iso.hcas.empty()) AddRdmaDevices(ports, f, s.devices);
   return iso;
 }
 

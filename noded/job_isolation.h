@@ -10,6 +10,7 @@
 //   cpus=0-1  memory_bytes=52428800  pids_max=4096  restrict_devices=1
 //   device=c 1:3 rwm                 (one line per allowed device rule)
 //   hca=mlx5_0:1                     (one line per HCA port)
+//   netdev=eth2                      (one line per RoCE network interface of those ports)
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -29,6 +30,7 @@ struct JobIsolation {
   std::string cgroup_root;
   CgroupSpec cgroup;
   std::vector<std::string> hcas;
+  std::vector<std::string> netdevs;  // RoCE interfaces of the HCA ports (NCCL_SOCKET_IFNAME)
 };
 
 std::string FormatJobIsolation(const JobIsolation& iso);
@@ -47,18 +49,25 @@ struct IsolationFacts {
   // the whole /dev/nvidia-caps directory: a job opens only its own instances.
   std::map<std::string, std::vector<DeviceRule>> mig_devices;
   std::string nvidia_proc = "/proc";  // NvidiaProcRoot= (where mig_devices are read)
-  std::vector<DeviceRule> rdma_devices;        // /dev/infiniband/*
+  std::vector<DeviceRule> rdma_devices;        // /dev/infiniband/* (all of them)
+  // /dev/infiniband/<name> -> its rule ("uverbs0", "umad1", "rdma_cm"); see PlanJobIsolation.
+  std::map<std::string, DeviceRule> rdma_devices_by_name;
 };
 
 // Pure: the isolation of `launch` on this node given its cores. Devices: the standard set, the
-// allocated GPUs (/dev/nvidia<minor>, c 195:<minor>; MIG slices need their parent GPU and
-// their own mig_devices) plus gpu_shared_devices when any GPU is allocated, rdma_devices when HCAs are given. HCAs: the
-// ports closest to the job's GPUs (ChooseHcas). Memory: this node's alloc mem_mib.
+// allocated GPUs (/dev/nvidia<minor>, c 195:<minor>; MIG slices need their parent GPU and their
+// own mig_devices) plus gpu_shared_devices when any GPU is allocated; when HCAs are given, only
+// their own /dev/infiniband devices (RdmaPort::char_devices found in rdma_devices_by_name) plus
+// rdma_cm, or all rdma_devices when discovery named no device of theirs. HCAs: the ports
+// closest to the job's GPUs (ChooseHcas), with the RoCE interfaces of those ports in `netdevs`.
+// Memory: this node's alloc mem_mib.
 JobIsolation PlanJobIsolation(const tessera::v1::LaunchJob& launch, const IsolationFacts& facts,
                               const std::vector<uint32_t>& cores);
 
 // Character devices in `dir` (not recursive) as "c major:minor rwm" rules; missing dir = none.
 std::vector<DeviceRule> CharDeviceRules(const std::string& dir, const std::string& prefix = "");
+// The same by file name.
+std::map<std::string, DeviceRule> CharDeviceRulesByName(const std::string& dir);
 
 // "tessera/<node>-<8 hex digits of a hash of the spool dir>".
 std::string CgroupParentFor(const std::string& node, const std::string& spool_dir);

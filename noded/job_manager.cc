@@ -62,7 +62,10 @@ Status JobManager::Recover() {
   for (uint64_t id : scan->running) {
     running_[id] = spool_.ReadPid(id);
     v1::LaunchJob l;
-    if (read_launch(id, &l)) Track(l);
+    if (read_launch(id, &l)) {
+      Track(l);
+      if (mps_) mps_->Adopt(l);
+    }
     auto text = ReadFile(spool_.JobDir(id) + "/isolation");
     if (text.ok() && planner_) {
       auto iso = ParseJobIsolation(*text);
@@ -73,14 +76,18 @@ Status JobManager::Recover() {
   }
   for (const auto& [id, st] : scan->finished) {
     v1::LaunchJob l;
-    read_launch(id, &l);
+    if (read_launch(id, &l) && mps_) {  // ended while noded was away: its daemon may stop
+      mps_->Adopt(l);
+      mps_->Release(id);
+    }
     finished_[id] = st;
     log_("job " + std::to_string(id) + ": finished " + JobStateName(st.state) +
          " while unacknowledged; will report it");
   }
   for (uint64_t id : scan->lost) {
     v1::LaunchJob l;
-    read_launch(id, &l);  // the verdict is reported with the run that was lost
+    // the verdict is reported with the run that was lost; Fail releases its MPS daemon
+    if (read_launch(id, &l) && mps_) mps_->Adopt(l);
     Fail(id, "tessera-stepd for job " + std::to_string(id) + " was lost");
   }
   return Status::Ok();
@@ -148,12 +155,31 @@ void JobManager::Launch(const v1::LaunchJob& l) {
   Start(l);
 }
 
-void JobManager::Start(const v1::LaunchJob& l) {
+void JobManager::Start(const v1::LaunchJob& launch) {
+  uint64_t id = launch.job_id();
+  std::string tag = RunTag(id, launch.run());
+  if (mps_ && mps_->Wants(launch) && !running_.count(id) && !finished_.count(id)) {
+    v1::LaunchJob with_mps = launch;  // completed with its MPS memory limit and directories
+    if (Status ms = mps_->Prepare(&with_mps); !ms.ok()) {
+      runs_[id] = launch.run();
+      Status dir = spool_.CreateJobDir(id, launch.uid());
+      log_(tag + "launch failed: " + ms.message());
+      if (dir.ok()) Fail(id, "launch failed on this node: " + ms.message());
+      return;
+    }
+    StartPrepared(with_mps);
+    return;
+  }
+  StartPrepared(launch);
+}
+
+void JobManager::StartPrepared(const v1::LaunchJob& l) {
   uint64_t id = l.job_id();
   std::string tag = RunTag(id, l.run());
   Status st = PrepareJobDir(l);
   if (st.code() == Code::kAlreadyExists) {
     log_(tag + "launch ignored: " + st.message());
+    if (mps_) mps_->Release(id);
     return;
   }
   runs_[id] = l.run();
@@ -298,6 +324,7 @@ void JobManager::Finish(uint64_t id, const JobStatus& status) {
   running_.erase(id);
   mig_.erase(id);
   if (planner_) planner_->Release(id);
+  if (mps_) mps_->Release(id);
   finished_[id] = status;
   log_(RunTag(id, RunOfStarted(id)) + "finished " + JobStateName(status.state) + " exit " +
        std::to_string(status.exit_code) + ":" + std::to_string(status.exit_signal) +

@@ -31,6 +31,7 @@
 #include "common/clock.h"
 #include "noded/job_isolation.h"
 #include "noded/job_status.h"
+#include "noded/mps_control.h"
 #include "noded/spool.h"
 #include "noded/stepd_control.h"
 #include "tessera/v1/agent.pb.h"
@@ -76,6 +77,10 @@ class JobManager {
   bool IsFinished(uint64_t id) const { return finished_.count(id) > 0; }
   // MIG UUID -> running job using it on this node (from the jobs' allocations).
   std::map<std::string, uint64_t> MigInUse() const;
+  // GPU sharing (mps_control.h): an mps job's launch is completed and its GPU's MPS daemon
+  // started (first job) before its stepd starts, and stopped when the GPU's last job ends. A
+  // daemon that cannot start fails the launch. Null (default): launches are used as they come.
+  void SetMpsServers(MpsServers* mps) { mps_ = mps; }
 
  private:
   Status PrepareJobDir(const tessera::v1::LaunchJob& launch);
@@ -84,6 +89,8 @@ class JobManager {
   void Fail(uint64_t id, const std::string& message);
   // Starts `launch` now (nothing of its job is known here).
   void Start(const tessera::v1::LaunchJob& launch);
+  // Start's part once the launch is complete (MPS prepared).
+  void StartPrepared(const tessera::v1::LaunchJob& launch);
   // A launch of a later run while `id` is known here: waits (see the class comment).
   void Defer(const tessera::v1::LaunchJob& launch);
   // Signal's part for the started run of `id` (running_).
@@ -98,6 +105,7 @@ class JobManager {
   LogFn log_;
   void Track(const tessera::v1::LaunchJob& launch);
   IsolationPlanner* planner_;
+  MpsServers* mps_ = nullptr;
   std::map<uint64_t, std::vector<std::string>> mig_;  // running job -> its MIG UUIDs here
   std::map<uint64_t, pid_t> running_;
   std::map<uint64_t, JobStatus> finished_;

@@ -355,7 +355,10 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
                                 : ExpandFilenamePattern(l.stderr_path(), vars, plan.workdir);
   std::string env_error;
   NodeFacts facts = opts.node;
-  if (opts.isolation) facts.hcas = opts.isolation->hcas;
+  if (opts.isolation) {
+    facts.hcas = opts.isolation->hcas;
+    facts.netdevs = opts.isolation->netdevs;
+  }
   plan.env = EnvToStrings(BuildJobEnv(l, facts, user, &env_error));
   if (!env_error.empty()) Say(opts, "warning: " + env_error);
   if (!l.script().empty()) {

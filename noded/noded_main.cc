@@ -201,6 +201,7 @@ IsolationFacts MakeIsolationFacts(const std::string& node, const NodeSettings& s
   f.mig_devices = MigDeviceRules(d.gpus, s.nvidia_proc, &cap_errors);
   for (const auto& e : cap_errors) Log("warning: " + e);
   f.rdma_devices = CharDeviceRules("/dev/infiniband");
+  f.rdma_devices_by_name = CharDeviceRulesByName("/dev/infiniband");
   return f;
 }
 
@@ -244,6 +245,7 @@ int Main(int argc, char** argv) {
                            CoreMap(AllowedCores()));
   StepServiceOptions step_opts{flags.node, spool.root(), cfg->kill_wait_s};
   for (const auto& g : desc->gpus) step_opts.gpu_uuids.push_back(g.uuid);
+  for (const auto& g : desc->gpus) step_opts.gpu_memory_mib.push_back(g.memory_mib);
   step_opts.planner = &planner;
   StepService steps(step_opts, grants, codec, Log);
   int port = 0;
@@ -260,6 +262,10 @@ int Main(int argc, char** argv) {
   ProcStepdProbe probe;
   SystemClock clock;
   JobManager jobs(spool, control, probe, clock, Log, &planner);
+  MpsServers mps(flags.node, spool.root() + "/mps", desc->gpus,
+                 std::make_unique<NvidiaMpsControl>(),
+                 std::make_unique<SimulatedMpsControl>(spool.root() + "/mps-control.log"), Log);
+  jobs.SetMpsServers(&mps);
   GpuManager gpu_manager(*gpu_backend, desc->gpus, settings->ignored_xids, Log);
   gpu_manager.SetLayoutListener([&planner](const GpuInfo& g) { planner.UpdateGpu(g); });
   if (Status st = jobs.Recover(); !st.ok()) return Fatal(st.message());

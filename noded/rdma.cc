@@ -47,6 +47,27 @@ int Closeness(const GpuLocality& g, const RdmaPort& p) {
   return 0;
 }
 
+// The port's /dev/infiniband names: the HCA's uverbs devices and the umad device of this port.
+std::vector<std::string> CharDevices(const std::string& base, uint32_t port) {
+  std::vector<std::string> out = ListDir(base + "/device/infiniband_verbs");
+  for (const std::string& mad : ListDir(base + "/device/infiniband_mad")) {
+    std::string p = ReadLine(base + "/device/infiniband_mad/" + mad + "/port");
+    if (p.empty() || p == std::to_string(port)) out.push_back(mad);
+  }
+  return out;
+}
+
+// A RoCE port's network interface: gid_attrs/ndevs/0, else the /sys/class/net interface whose
+// device is the HCA's PCI function.
+std::string NetDev(const std::string& sysfs_root, const std::string& base, const std::string& port,
+                   const std::string& pci) {
+  std::string nd = ReadLine(base + "/ports/" + port + "/gid_attrs/ndevs/0");
+  if (!nd.empty() || pci.empty()) return nd;
+  for (const std::string& ifname : ListDir(sysfs_root + "/class/net"))
+    if (Resolve(sysfs_root + "/class/net/" + ifname + "/device") == pci) return ifname;
+  return "";
+}
+
 }  // namespace
 
 std::string PciParent(const std::string& pci_path) {
@@ -76,6 +97,8 @@ Result<std::vector<RdmaPort>> DiscoverRdma(const std::string& sysfs_root) {
       p.link_layer = ReadLine(base + "/ports/" + port + "/link_layer");
       p.numa_node = numa_node;
       p.pci_path = pci;
+      p.char_devices = CharDevices(base, p.port);
+      if (p.link_layer == "Ethernet") p.netdev = NetDev(sysfs_root, base, port, pci);
       out.push_back(std::move(p));
     }
   }
@@ -84,9 +107,12 @@ Result<std::vector<RdmaPort>> DiscoverRdma(const std::string& sysfs_root) {
 
 std::vector<RdmaPort> ChooseHcas(const std::vector<GpuLocality>& job_gpus,
                                  const std::vector<RdmaPort>& ports) {
-  std::vector<RdmaPort> active;
+  bool ib = std::any_of(ports.begin(), ports.end(), [](const RdmaPort& p) {
+    return p.state == "ACTIVE" && p.link_layer == "InfiniBand";
+  });
+  std::vector<RdmaPort> active;  // one link layer: InfiniBand when there is any
   for (const auto& p : ports)
-    if (p.state == "ACTIVE") active.push_back(p);
+    if (p.state == "ACTIVE" && (p.link_layer == "InfiniBand") == ib) active.push_back(p);
   std::sort(active.begin(), active.end(),
             [](const RdmaPort& a, const RdmaPort& b) { return a.Name() < b.Name(); });
   bool known = false;

@@ -10,6 +10,14 @@
 // Choice (pure): for each GPU of the job, the ACTIVE port closest to it: same PCIe switch (the
 // GPU's and the HCA's PCI paths share their parent bridge) beats same NUMA node beats anything;
 // ties go to the lower name. Without GPUs (or without locality facts) every ACTIVE port is given.
+// One link layer per job: when any ACTIVE port is InfiniBand only InfiniBand ports are
+// candidates, otherwise the Ethernet (RoCE) ones; a job never gets both.
+//
+// Device files (issue 14 §5): the port's /dev/infiniband character devices are named by
+// <dev>/device/infiniband_verbs/uverbsN (the HCA's verbs device) and
+// <dev>/device/infiniband_mad/umadN (one per port: its `port` file names it). A RoCE port's
+// network interface is <dev>/ports/<n>/gid_attrs/ndevs/0, else the interface under
+// <sysfs>/class/net whose device is the HCA's PCI function (NCCL_SOCKET_IFNAME).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +34,8 @@ struct RdmaPort {
   std::string link_layer;  // "InfiniBand" / "Ethernet"
   int32_t numa_node = -1;
   std::string pci_path;    // resolved sysfs device path, "" unknown
+  std::vector<std::string> char_devices;  // its /dev/infiniband names ("uverbs0", "umad0")
+  std::string netdev;      // RoCE: its network interface ("eth2"); "" none or unknown
   std::string Name() const { return device + ":" + std::to_string(port); }  // NCCL_IB_HCA form
 };
 

@@ -1,5 +1,7 @@
 #include "noded/step_service.h"
 
+#include "noded/mps_control.h"
+
 #include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
@@ -53,7 +55,9 @@ Result<v1::StepGrant> StepService::Authorize(const grpc::ServerContext& ctx, uin
     if (log_) log_("step " + StepName(job_id, step_id) + ": refused: " + st.message());
     return st;
   }
-  return *grant;
+  v1::StepGrant out = *grant;
+  if (out.has_alloc()) CompleteMpsLimits(out.mutable_alloc(), opts_.gpu_memory_mib);
+  return out;
 }
 
 Result<TaskPlan> StepService::MakePlan(const v1::RunTasksRequest& req, const v1::StepGrant& g) {
@@ -79,7 +83,10 @@ Result<TaskPlan> StepService::MakePlan(const v1::RunTasksRequest& req, const v1:
   NodeFacts node;
   node.node_name = opts_.node_name;
   node.gpu_uuids = opts_.gpu_uuids;
-  if (auto iso = cgroups_.Find(g.job_id())) node.hcas = iso->hcas;
+  if (auto iso = cgroups_.Find(g.job_id())) {
+    node.hcas = iso->hcas;
+    node.netdevs = iso->netdevs;
+  }
   for (int i = 0; i < g.ranks_size(); ++i) {
     TaskPlan::Task t;
     t.rank = g.ranks(i);

@@ -38,6 +38,7 @@ struct StepServiceOptions {
   int64_t kill_wait_s = 30;
   std::chrono::milliseconds grant_wait{5000};
   std::vector<std::string> gpu_uuids;  // this node's GPUs by index (CUDA_VISIBLE_DEVICES)
+  std::vector<uint64_t> gpu_memory_mib;  // by index: mps steps' memory limit (CompleteMpsLimits)
   IsolationPlanner* planner = nullptr;  // job cgroups for steps on non-batch nodes (agent thread)
 };
 

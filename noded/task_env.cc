@@ -54,6 +54,7 @@ EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::
   env["LOCAL_WORLD_SIZE"] = std::to_string(grant.ranks_size());
   if (grant.has_alloc()) {  // this node's own GPUs and HCAs, never the batch node's
     SetNodeGpuEnv(&grant.alloc(), node.gpu_uuids, node.hcas, env, nullptr, true);
+    SetRoceEnv(node.netdevs, env, true);
     env.erase("SLURM_STEP_GPUS");
     env.erase("TESSERA_STEP_GPUS");
     if (env.count("SLURM_JOB_GPUS"))

@@ -82,6 +82,9 @@ Status ApplyGpuOption(const ParsedOption& opt, BatchOptions& out) {
   if (opt.id == kOptGres) {
     auto g = ParseGres(*opt.value);
     if (!g.ok()) return BadValue(opt, g.status().message());
+    auto shares = ParseGresShares(*opt.value);
+    if (!shares.ok()) return BadValue(opt, shares.status().message());
+    out.gres_shares = *shares;
     if (*g) {
       out.gpus_per_node = **g;
     } else {
@@ -401,11 +404,16 @@ Result<GpuRequest> ParseGpuCount(const std::string& value) {
 Result<std::optional<GpuRequest>> ParseGres(const std::string& value) {
   if (EqualsIgnoreCase(value, "none")) return std::optional<GpuRequest>();
   std::optional<GpuRequest> gpu;
+  bool shares = false;
   for (std::string item : Split(value, ',')) {
     if (StartsWith(item, "gres:") || StartsWith(item, "gres/")) item = item.substr(5);
     auto parts = Split(item, ':');
+    if (!parts.empty() && (parts[0] == "mps" || parts[0] == "shard")) {
+      shares = true;  // ParseGresShares reads it
+      continue;
+    }
     if (parts.empty() || parts[0] != "gpu")
-      return InvalidArgument("only gpu GRES are supported, not \"" + item + "\"");
+      return InvalidArgument("only gpu, mps and shard GRES are supported, not \"" + item + "\"");
     if (parts.size() > 3) return InvalidArgument("expected gpu[:type][:count]");
     GpuRequest g;
     g.count = 1;
@@ -423,8 +431,29 @@ Result<std::optional<GpuRequest>> ParseGres(const std::string& value) {
     if (g.count == 0 || g.count > 1024) return InvalidArgument("bad GPU count");
     gpu = g;
   }
-  if (!gpu) return InvalidArgument("empty");
+  if (!gpu && !shares) return InvalidArgument("empty");
   return gpu;
+}
+
+Result<GresShares> ParseGresShares(const std::string& value) {
+  GresShares out;
+  if (EqualsIgnoreCase(value, "none")) return out;
+  for (std::string item : Split(value, ',')) {
+    if (StartsWith(item, "gres:") || StartsWith(item, "gres/")) item = item.substr(5);
+    auto parts = Split(item, ':');
+    if (parts.empty() || (parts[0] != "mps" && parts[0] != "shard")) continue;
+    bool mps = parts[0] == "mps";
+    // mps:N or shard:N (a type, mps:a100:N, is not supported: shares come from any GPU)
+    if (parts.size() != 2)
+      return InvalidArgument("expected " + parts[0] + ":count, not \"" + item + "\"");
+    auto n = ParseUint(parts[1], "count");
+    if (!n.ok() || *n == 0 || *n > 1024)
+      return InvalidArgument(std::string("bad ") + parts[0] + " count \"" + parts[1] +
+                             "\": expected 1..1024");
+    (mps ? out.mps : out.shards) = static_cast<uint32_t>(*n);
+  }
+  if (out.mps && out.shards) return InvalidArgument("mps and shard cannot be combined in one job");
+  return out;
 }
 
 Result<BatchOptions> BatchOptionsFromEnv(const std::map<std::string, std::string>& env,
@@ -475,7 +504,7 @@ void MergeBatchOptions(const BatchOptions& over, BatchOptions& base) {
   TESSERA_MERGE(cpus_per_gpu); TESSERA_MERGE(ntasks_per_gpu); TESSERA_MERGE(priority);
   TESSERA_MERGE(time_min_s); TESSERA_MERGE(deadline); TESSERA_MERGE(gpus_per_task);
   TESSERA_MERGE(signal); TESSERA_MERGE(switches); TESSERA_MERGE(gpu_min_mem_mib);
-  TESSERA_MERGE(no_kill);
+  TESSERA_MERGE(no_kill); TESSERA_MERGE(gres_shares);
 #undef TESSERA_MERGE
   if (over.mem_mib || over.mem_per_cpu_mib || over.mem_per_gpu_mib || over.mem_whole_node) {
     base.mem_mib = over.mem_mib;

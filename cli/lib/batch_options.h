@@ -26,6 +26,12 @@ struct GpuRequest {
   uint32_t count = 0;
 };
 
+// GPU sharing GRES of --gres (issue 14 §3): mps:N (percent of one GPU's MPS) and shard:N.
+struct GresShares {
+  uint32_t mps = 0;
+  uint32_t shards = 0;
+};
+
 struct BatchOptions {
   std::optional<std::string> job_name, partition, output, error, input, chdir, export_spec,
       export_file, account, qos, constraint, nodelist, exclude, comment, dependency, wrap, array,
@@ -38,6 +44,7 @@ struct BatchOptions {
   std::optional<GpuRequest> gpus_per_node;  // --gpus-per-node and --gres=gpu (later wins)
   std::optional<GpuRequest> gpus_total;     // -G/--gpus
   std::optional<GpuRequest> gpus_per_task;  // --gpus-per-task
+  std::optional<GresShares> gres_shares;    // --gres=mps:N / shard:N (set by every --gres)
   std::optional<SignalSpec> signal;
   std::optional<SwitchesSpec> switches;
   std::optional<uint64_t> gpu_min_mem_mib;  // #TESSERA --gpu-mem
@@ -87,6 +94,10 @@ void MergeBatchOptions(const BatchOptions& over, BatchOptions& base);
 
 // Value parsers, exposed for tests.
 Result<GpuRequest> ParseGpuCount(const std::string& value);          // "[type:]N"
-Result<std::optional<GpuRequest>> ParseGres(const std::string& value);  // "gpu[:type][:N]", "none"
+// "gpu[:type][:N]", "none"; mps:N and shard:N items are left to ParseGresShares (nullopt
+// when they are the only items).
+Result<std::optional<GpuRequest>> ParseGres(const std::string& value);
+// The mps:N / shard:N items of a --gres value (Slurm spelling; "gres:" / "gres/" prefixes too).
+Result<GresShares> ParseGresShares(const std::string& value);
 
 }  // namespace tessera::cli

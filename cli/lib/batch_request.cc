@@ -40,6 +40,10 @@ Result<std::optional<GpuRequest>> PerTaskGpus(const BatchOptions& o, uint32_t co
 // Per-node resources shared by the flat translation and --task-group.
 void FillPerNode(const BatchOptions& o, tessera::v1::TaskGroup& g) {
   if (o.mem_mib) g.mutable_per_node()->set_mem_mib(*o.mem_mib);
+  if (o.gres_shares) {  // --gres=mps:N / shard:N: per node, from one GPU
+    g.mutable_per_node()->set_mps(o.gres_shares->mps);
+    g.mutable_per_node()->set_shards(o.gres_shares->shards);
+  }
   if (o.gpus_per_node) {
     g.mutable_per_node()->set_gpus(o.gpus_per_node->count);
     g.mutable_per_node()->set_gpu_model(o.gpus_per_node->model);

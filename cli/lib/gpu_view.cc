@@ -4,6 +4,7 @@
 #include <map>
 
 #include "cli/lib/info_format.h"
+#include "cli/lib/share_view.h"
 #include "cli/lib/text_util.h"
 
 namespace tessera::cli {
@@ -19,6 +20,7 @@ bool Unschedulable(pb::NodeState s) {
 struct Counts {
   int total = 0, free = 0, alloc = 0, bad = 0, off = 0, mig = 0, mig_slices = 0, mig_used = 0;
   std::map<std::string, std::pair<int, int>> profiles;  // MIG profile -> (instances, free)
+  int shared = 0;  // GPUs shared by mps/shard jobs
 };
 
 // "0-1:42 3:57": consecutive GPUs of the same job grouped.
@@ -81,6 +83,11 @@ char Cell(const pb::GpuDevice& g, bool off, const Owners& own, std::string& deta
               (g.health_reason().empty() ? "unhealthy" : g.health_reason()) + ")";
     return 'X';
   }
+  if (std::string share = ShareOfGpu(g); !share.empty()) {  // shared (mps/shard), not whole
+    ++c.shared;
+    detail += (detail.empty() ? "" : " ") + share;
+    return off ? '-' : 's';
+  }
   if (own.gpus.count(g.index())) {
     ++c.alloc;
     return '#';
@@ -106,6 +113,7 @@ std::string Summary(const Counts& c, int gpu_nodes, int bare_nodes) {
       out += " " + profile + " " + std::to_string(n.second) + "/" + std::to_string(n.first);
     out += ")";
   }
+  if (c.shared) out += "; " + std::to_string(c.shared) + " shared (mps/shard)";
   if (bare_nodes) out += "; " + std::to_string(bare_nodes) + " nodes report no GPUs";
   return out + "\n";
 }
@@ -131,7 +139,11 @@ std::string FormatGpuPool(const std::vector<pb::NodeInfo>& nodes,
   SortHostNames(names);
   std::string out =
       "Legend: . free  # allocated  X unhealthy  - not schedulable (drained/down node)  "
-      "m MIG, idle  M MIG, in use\n";
+      "m MIG, idle  M MIG, in use";
+  bool any_shared = false;
+  for (const auto& n : nodes)
+    for (const auto& g : n.gpus()) any_shared = any_shared || !ShareOfGpu(g).empty();
+  out += any_shared ? "  s shared (mps/shard)\n" : "\n";
   out += PadField("NODE", static_cast<int>(width), false, false) + " STATE GPUS\n";
   Counts c;
   int gpu_nodes = 0, bare_nodes = 0;

@@ -1,5 +1,7 @@
 #include "cli/lib/info_custom.h"
 
+#include "cli/lib/share_view.h"
+
 #include <cctype>
 #include <map>
 #include <set>
@@ -35,6 +37,7 @@ std::string Limit(int64_t s) { return s <= 0 ? "infinite" : FormatDuration(s); }
 // Whole GPUs by type, MIG instances by profile (a GPU in MIG mode counts as its instances).
 std::string Gres(const pb::NodeInfo& n) {
   std::string out = GpuUnitsText(GpuUnitsOfNode(n), false);
+  if (std::string sh = ShareGres(n); !sh.empty()) out += (out.empty() ? "" : ",") + sh;
   return out.empty() ? "(null)" : out;
 }
 

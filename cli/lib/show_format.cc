@@ -1,5 +1,8 @@
 #include "cli/lib/show_format.h"
 
+#include "cli/lib/hca_view.h"
+#include "cli/lib/share_view.h"
+
 #include <algorithm>
 #include <map>
 
@@ -122,8 +125,13 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
        "\n";
   o += "   AvailableFeatures=" + features + "\n";
   o += "   ActiveFeatures=" + features + "\n";
+  if (std::string sh = ShareGres(n); !sh.empty()) gres += (gres.empty() ? "" : ",") + sh;
   o += "   Gres=" + OrNull(gres) + "\n";
-  if (!units.empty()) o += "   GresUsed=" + GpuUnitsText(units, true) + "\n";
+  {
+    std::string used = units.empty() ? "" : GpuUnitsText(units, true);
+    if (std::string sh = ShareGresUsed(n); !sh.empty()) used += (used.empty() ? "" : ",") + sh;
+    if (!used.empty()) o += "   GresUsed=" + used + "\n";
+  }
   o += "   NodeAddr=" + (n.address().empty() ? n.name() : n.address()) + " NodeHostName=" +
        n.name() + " Port=" + std::to_string(n.port()) + " Version=" + OrNull(n.version()) + "\n";
   o += "   RealMemory=" + std::to_string(n.real_memory_mib()) +
@@ -155,6 +163,7 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
       if (g.mig_enabled())
         o += "   MigLayout[" + std::to_string(g.index()) + "]=" + MigLayoutText(g) + "\n";
   }
+  if (std::string hcas = FormatHcas(n); !hcas.empty()) o += "   HCAs=" + E(hcas) + "\n";
   if (!n.reason().empty()) o += "   Reason=" + E(n.reason()) + "\n";
   return o + "\n";
 }

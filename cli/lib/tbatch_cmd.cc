@@ -57,7 +57,8 @@ Resources:
       --mem-per-cpu=SIZE      memory per allocated core
       --mem-per-gpu=SIZE      memory per allocated GPU (--mem, --mem-per-cpu and --mem-per-gpu
                               exclude each other; the one from the higher source wins)
-      --gres=gpu[:TYPE][:N]   GPUs per node (only gpu GRES are supported)
+      --gres=gpu[:TYPE][:N]   GPUs per node; also mps:PERCENT (a share of one GPU's MPS
+                              server) or shard:N (time-sliced replicas of one GPU)
       --gpus-per-node=[TYPE:]N  GPUs per node
       --gpus-per-task=[TYPE:]N  GPUs per task
   -G, --gpus=[TYPE:]N         GPUs for the whole job, divided evenly among the tasks

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ctld/gpu_shares.h"
 #include "ctld/nodes/gpu_use.h"
 
 namespace tessera::ctld {
@@ -48,7 +49,8 @@ void NodeTable::Allocate(const JobRecord& job) {
     if (!n) continue;
     n->alloc_cpus += a.cpus;
     n->alloc_mem += a.mem_mib;
-    n->alloc_gpus.insert(n->alloc_gpus.end(), a.gpu_indices.begin(), a.gpu_indices.end());
+    if (IsShareAlloc(a)) ApplyShareUse(a, *n, true);  // the shared GPU is not held whole
+    else n->alloc_gpus.insert(n->alloc_gpus.end(), a.gpu_indices.begin(), a.gpu_indices.end());
     n->jobs.push_back(job.job_id);
     HoldGpus(*n, a, job.job_id);
   }
@@ -63,6 +65,10 @@ void NodeTable::Release(const JobRecord& job) {
     n->jobs.erase(jit);
     n->alloc_cpus -= std::min(n->alloc_cpus, a.cpus);
     n->alloc_mem -= std::min(n->alloc_mem, a.mem_mib);
+    if (IsShareAlloc(a)) {
+      ApplyShareUse(a, *n, false);
+      continue;
+    }
     for (uint32_t g : a.gpu_indices) {
       auto it = std::find(n->alloc_gpus.begin(), n->alloc_gpus.end(), g);
       if (it != n->alloc_gpus.end()) n->alloc_gpus.erase(it);

@@ -42,6 +42,7 @@ struct HcaState {
   uint32_t port = 0;
   std::string state, rate, link_layer, pci_bus_id;
   int32_t numa_node = -1;
+  std::string netdev;  // RoCE port: its network interface
 };
 
 // The controller's handle on a connected noded. Implemented by the NodeAgent RPC service.
@@ -106,7 +107,10 @@ struct NodeRuntime {
   // Allocation (sum over running jobs).
   uint32_t alloc_cpus = 0;
   uint64_t alloc_mem = 0;
-  std::vector<uint32_t> alloc_gpus;
+  std::vector<uint32_t> alloc_gpus;     // GPUs held whole
+  // GPU sharing (ctld/gpu_shares.h): GPU index -> MPS percent / shards held by running jobs.
+  // A shared GPU is not in alloc_gpus.
+  std::map<uint32_t, uint32_t> alloc_mps, alloc_shards;
   std::vector<uint64_t> jobs;
   // Who holds what (NodeTable::Allocate/Release; see nodes/gpu_use.h): every GPU index in a
   // job's gpu_indices, and every MIG instance (UUID) a job holds. ctld's view wins over the

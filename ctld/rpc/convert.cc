@@ -191,6 +191,16 @@ void ToProto(const GpuState& g, v1::GpuDevice* p) {
   p->set_minor(g.minor);
 }
 
+// GPU sharing in use per GPU (NodeRuntime::alloc_mps / alloc_shards).
+static void SetGpuShareUse(const NodeRuntime& n, v1::NodeInfo* out) {
+  for (auto& g : *out->mutable_gpus()) {
+    auto m = n.alloc_mps.find(g.index());
+    auto s = n.alloc_shards.find(g.index());
+    if (m != n.alloc_mps.end()) g.set_mps_used(m->second);
+    if (s != n.alloc_shards.end()) g.set_shards_used(s->second);
+  }
+}
+
 void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
   out->set_name(n.config->name);
   out->set_address(n.config->addr);
@@ -204,6 +214,7 @@ void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
   out->set_alloc_cpus(n.alloc_cpus);
   out->set_alloc_memory_mib(n.alloc_mem);
   for (const auto& g : n.gpus) ToProto(g, out->add_gpus());
+  SetGpuShareUse(n, out);
   for (const auto& h : n.hcas) {
     auto* p = out->add_hcas();
     p->set_name(h.name);
@@ -213,6 +224,7 @@ void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
     p->set_link_layer(h.link_layer);
     p->set_numa_node(h.numa_node);
     p->set_pci_bus_id(h.pci_bus_id);
+    p->set_netdev(h.netdev);
   }
   for (auto g : n.alloc_gpus) out->add_alloc_gpu_indices(g);
   out->set_last_heartbeat(n.last_heartbeat);
@@ -261,7 +273,8 @@ RegisterInfo FromProto(const v1::Register& p) {
   r.mem_mib = p.real_memory_mib();
   for (const auto& g : p.gpus()) r.gpus.push_back(FromProto(g));
   for (const auto& h : p.hcas())
-    r.hcas.push_back({h.name(), h.port(), h.state(), h.rate(), h.link_layer(), h.pci_bus_id(), h.numa_node()});
+    r.hcas.push_back({h.name(), h.port(), h.state(), h.rate(), h.link_layer(), h.pci_bus_id(), h.numa_node(),
+                      h.netdev()});
   r.running.assign(p.running_jobs().begin(), p.running_jobs().end());
   for (const auto& jr : p.running_runs()) r.runs[jr.job_id()] = jr.run();
   r.boot_id = p.boot_id();

@@ -31,6 +31,7 @@ ClusterState::ClusterState(const ClusterSnapshot& snap) : now_(snap.now) {
         n.models.push_back(&m);
     }
     n.free.gpus = static_cast<int64_t>(n.free_gpus.size() + n.free_mig.size());
+    n.shares = BuildSharePools(ns);
     n.features = ns.features;
     std::sort(n.features.begin(), n.features.end());
     for (const auto& pn : ns.partitions) {

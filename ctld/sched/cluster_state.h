@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ctld/sched/gpu_share.h"
 #include "ctld/sched/snapshot.h"
 
 namespace tessera::sched {
@@ -61,6 +62,7 @@ struct NodeRt {
   std::vector<TimeEvent> events;       // sorted by time
   std::vector<std::string> features;   // sorted
   std::vector<uint32_t> partitions;    // partition ids
+  std::vector<GpuShareRt> shares;      // GPU share pools (gpu_share.h)
 };
 
 class ClusterState {

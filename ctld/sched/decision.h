@@ -17,6 +17,11 @@ struct NodePlacement {
   uint32_t tasks = 0;
   std::vector<uint32_t> group_tasks;  // tasks of each task group on this node (job's group order)
   std::vector<std::string> mig_uuids; // MIG instances ("MIG-...")
+  // GPU sharing (gpu_share.h): share_gpu is the node GPU index whose MPS percent (mps) or
+  // time-slice replicas (shards) the job holds; -1 = none. Not part of gpu_indices.
+  int64_t share_gpu = -1;
+  uint32_t mps = 0;
+  uint32_t shards = 0;
 };
 
 struct Decision {

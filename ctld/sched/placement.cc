@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ctld/sched/gpu_share.h"
 #include "ctld/sched/statement.h"
 
 namespace tessera::sched {
@@ -96,6 +97,12 @@ class Placer {
     return a.cpus == n.total.cpus && a.mem == n.total.mem && a.gpus >= n.total.gpus &&
            (!now_ || n.idle);
   }
+  // The GPU this job already shares on `n` (an earlier group), or -1.
+  int64_t SharedGpu(const NodeRt& n) const {
+    auto it = used_.find(n.index);
+    return it == used_.end() ? -1 : out_[it->second].share_gpu;
+  }
+  void TakeShare(NodeRt& n, int pool, const ShareAmount& a, NodePlacement& p);
   std::vector<Cand> Collect(const GroupReq& g, int64_t left, int64_t spread);
   uint32_t PlaceGroup(size_t gi);
 
@@ -114,6 +121,7 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
   const JobSnap& js = *j_.snap;
   const std::string& model = GroupModel(g);
   bool gpu = g.per_task.gpus + g.per_node.gpus > 0;
+  bool share = WantsShare(g);
   std::vector<Cand> cands;
   int64_t acc = 0;
   size_t window = s_.HasScores() ? s_.config().score_window : 1;
@@ -124,6 +132,10 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
     if (js.exclusive)
       cap = ExclusiveOk(n, Avail(n, kAllGpuUnits)) ? std::min<int64_t>(Capacity(a, g, *n.snap), left) : 0;
     else cap = Capacity(a, g, *n.snap);
+    // Shares are not on the timeline: they are checked now (a reservation at `now` too, so a
+    // share job that cannot start is reserved at a later event, not "now").
+    if (share && start_ <= s_.now() && cap > 0)
+      cap = ShareCapacity(n, g, model, std::min(cap, left), SharedGpu(n));
     int64_t take = std::min({cap, spread, left});
     if (take <= 0) return;
     cands.push_back({n.index, take, 0, Contains(js.nodelist, n.snap->name), a});
@@ -179,11 +191,19 @@ uint32_t Placer::PlaceGroup(size_t gi) {
     if (fresh && js.nodes_max && used_.size() >= js.nodes_max) continue;
     int64_t k = std::min(c.take, left);
     Amount amt = js.exclusive ? Amount{n.total.cpus, n.total.mem, n.total.gpus} : AmountFor(g, *n.snap, k);
+    bool share = WantsShare(g);
+    if (share && js.exclusive) amt.gpus = 0;  // the node is the job's; only the shared GPU is named
+    int pool = -1;
+    if (now_ && share) {
+      pool = PickSharePool(n, ShareFor(g, k), GroupModel(g), SharedGpu(n));
+      if (pool < 0) continue;
+    }
     if (fresh) {
       used_[c.node] = out_.size();
       out_.push_back({n.snap->name, 0, 0, {}, 0, std::vector<uint32_t>(js.groups.size(), 0), {}});
     }
     NodePlacement& p = out_[used_[c.node]];
+    if (pool >= 0) TakeShare(n, pool, ShareFor(g, k), p);
     if (now_) {
       auto idx = st_.Allocate(n, amt, js.exclusive ? kAllGpuUnits : model, end_, &p.mig_uuids);
       p.gpu_indices.insert(p.gpu_indices.end(), idx.begin(), idx.end());
@@ -198,6 +218,12 @@ uint32_t Placer::PlaceGroup(size_t gi) {
     left -= k;
   }
   return static_cast<uint32_t>(g.count - left);
+}
+
+void Placer::TakeShare(NodeRt& n, int pool, const ShareAmount& a, NodePlacement& p) {
+  p.share_gpu = st_.TakeShare(n, pool, a, end_);
+  p.mps += a.mps;
+  p.shards += a.shards;
 }
 
 // Tries every [a|b] alternative (or none) at `start`; commits on success.
@@ -240,7 +266,9 @@ const std::string& ShapeKey(JobInfo& j) {
          std::to_string(g.per_task.mem_mib) + ',' + std::to_string(g.per_task.gpus) + ',' +
          g.per_task.gpu_model + ',' + std::to_string(g.tasks_per_node) + ',' +
          std::to_string(g.per_node.cpus) + ',' + std::to_string(g.per_node.mem_mib) + ',' +
-         std::to_string(g.per_node.gpus) + ',' + g.per_node.gpu_model;
+         std::to_string(g.per_node.gpus) + ',' + g.per_node.gpu_model + ',' +
+         std::to_string(g.per_task.mps) + ',' + std::to_string(g.per_task.shards) + ',' +
+         std::to_string(g.per_node.mps) + ',' + std::to_string(g.per_node.shards);
   for (const auto& n : js.nodelist) k += "|+" + n;
   for (const auto& n : js.exclude) k += "|-" + n;
   return k;

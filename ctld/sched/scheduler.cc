@@ -1,5 +1,7 @@
 #include "ctld/sched/scheduler.h"
 
+#include "ctld/sched/gpu_share.h"
+
 #include <algorithm>
 #include <memory>
 
@@ -120,6 +122,7 @@ Status CheckSatisfiable(const JobSnap& job, const ClusterSnapshot& empty) {
   }
   for (const auto& n : probe.nodes)
     if (!Contains(job.exclude, n.name)) cands.push_back(&n);
+  TESSERA_RETURN_IF_ERROR(CheckShareRequest(job, cands));
   uint32_t need = std::max<uint32_t>(1, job.nodes_min);
   if (cands.size() < need)
     return InvalidArgument("requested node configuration is not available: partition " + job.partition +

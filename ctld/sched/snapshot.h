@@ -56,6 +56,20 @@ struct MigGpuSnap {
   std::vector<uint64_t> reconfig_for;      // the pending jobs the reconfiguration serves
 };
 
+// GPU sharing pool of one whole GPU (NodeSnap::gpu_shares; issue 14 §3, Slurm's gres/mps and
+// gres/shard). mps_total: the MPS percent the GPU offers (100 with gres.conf Mps=yes; 0 = no
+// MPS); shards_total: its time-slice replicas (gres.conf Replicas=; 0 = none). *_used: what
+// running jobs hold. Builder contract: a GPU with mps_used or shards_used > 0 has GpuSnap.free
+// = false (it is not free whole); a GPU held whole (free = false, nothing used) offers no
+// shares. One GPU shares in one mode at a time: MPS or shards, never both at once.
+struct GpuShareSnap {
+  uint32_t index = 0;  // the node's GPU index (GpuSnap::index of a whole GPU)
+  uint32_t mps_total = 0;
+  uint32_t mps_used = 0;
+  uint32_t shards_total = 0;
+  uint32_t shards_used = 0;
+};
+
 struct NodeSnap {
   std::string name;
   bool schedulable = true;     // up, registered, not draining
@@ -69,6 +83,7 @@ struct NodeSnap {
   std::vector<std::string> features;
   uint32_t weight = 1;         // Slurm node Weight: lower is preferred
   std::vector<MigGpuSnap> mig_gpus;  // MIG-capable GPUs (dynamic MIG planning)
+  std::vector<GpuShareSnap> gpu_shares;  // GPUs that can be shared (mps / shard), see above
 };
 
 struct Req {

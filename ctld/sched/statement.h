@@ -24,6 +24,10 @@ class Statement {
   // are appended to `mig_uuids` when given. Requires the resources to be free now.
   std::vector<uint32_t> Allocate(NodeRt& n, const Amount& a, const std::string& model, int64_t end,
                                  std::vector<std::string>* mig_uuids = nullptr);
+  // Takes share `a` from pool `pool` (position in n.shares) now until `end` (gpu_share.h: the
+  // first share of a GPU takes it out of free_gpus and one GPU out of the counts until `end`).
+  // Requires PoolFits. Returns the GPU index shared.
+  uint32_t TakeShare(NodeRt& n, int pool, const ShareAmount& a, int64_t end);
   // Holds `a` on `n` over [start, end) in the timeline (a reservation).
   void Reserve(NodeRt& n, const Amount& a, int64_t start, int64_t end);
   void Commit() { ops_.clear(); }
@@ -38,6 +42,8 @@ class Statement {
     std::vector<uint32_t> gpus;  // positions in snap->gpus (whole GPUs)
     std::vector<uint32_t> mig;   // positions in snap->gpus (MIG instances)
     bool was_idle;
+    int share_pool = -1;  // TakeShare: the pool and amount taken
+    ShareAmount share;
   };
   ClusterState& state_;
   std::vector<Op> ops_;
