@@ -122,7 +122,14 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   r.submit_host = submit_host;
   r.spec = std::move(spec);
   sched::JobSnap snap = SchedBridge::ToSnap(r);
-  TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(snap, SchedBridge::EmptyCluster(*cfg_)));
+  Status sat = sched::CheckSatisfiable(snap, SchedBridge::EmptyCluster(*cfg_));
+  if (!sat.ok() && snap.groups.size() == 1) {  // dynamic MIG: a GPU may be re-laid for it
+    const auto& g = snap.groups[0];
+    std::string model = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+    auto dyn = DynamicMigCluster(SchedBridge::EmptyCluster(*cfg_), *cfg_, nodes_, model);
+    if (sched::CheckSatisfiable(snap, dyn).ok()) sat = Status::Ok();
+  }
+  TESSERA_RETURN_IF_ERROR(sat);
   // Submit limits count the user's active jobs; only build that view when a limit needs it.
   sched::ClusterSnapshot mine;
   bool counts = std::any_of(sched_cfg_->qos.begin(), sched_cfg_->qos.end(),
@@ -522,6 +529,7 @@ void Controller::RunCycle() {
   int64_t now = clock_->Now();
   auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), jobs_.active(), nodes_, now,
                                     [this](uint64_t id) { return jobs_.IsDurable(id); });
+  FillMigGpus(snap, *cfg_, nodes_, jobs_.active(), mig_in_flight_);
   auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
   stats_.jobs_backfilled += result.jobs_backfilled;
   if (!result.status.ok() && !logged_cycle_error_) {
@@ -566,6 +574,7 @@ void Controller::RunCycle() {
     nodes_.Allocate(*j);
     stats_.jobs_started++;
   }
+  ApplyMigReconfigs(result.mig_reconfigs);
   last_cycle_end_us_ = clock_->MonotonicMicros();
   int64_t us = last_cycle_end_us_ - t0;
   stats_.cycles++;

@@ -17,6 +17,7 @@
 #include "ctld/jobs/job_manager.h"
 #include "ctld/nodes/node_table.h"
 #include "ctld/sched_bridge.h"
+#include "ctld/sched_bridge_mig.h"
 #include "ctld/step_layout.h"
 #include "ctld/state/store.h"
 
@@ -202,6 +203,9 @@ class Controller {
   std::map<uint64_t, std::vector<int>> awaiting_launch_;
   std::map<std::pair<uint64_t, uint32_t>, StepRecord> steps_;  // running steps
   std::map<uint64_t, MigDone> mig_requests_;
+  // Dynamic MIG (controller_mig.cc): reconfigurations the scheduler chose, sent and unanswered.
+  MigInFlight mig_in_flight_;
+  void ApplyMigReconfigs(const std::vector<sched::MigReconfig>& reconfigs);
   uint64_t next_mig_request_ = 1;
   bool cycle_requested_ = false;
   int64_t last_timer_cycle_ = 0;

@@ -57,20 +57,32 @@ void HoldGpu(ClusterState& st, NodeRt& n, uint32_t gpu, int64_t until, bool only
   if (k) st.AddEvent(n, until, {0, 0, k});
 }
 
-// The planner's view of `n`: instances taken by jobs started in this cycle are not free.
+// The planner's view of `n`: a unit (whole GPU or instance) that the snapshot listed and that
+// is not free now was taken by a job started in this cycle (or was never free).
 MigPlanNode PlanView(const NodeRt& n) {
   MigPlanNode pn{n.snap->name, n.snap->mig_gpus};
-  auto free_unit = [&](uint32_t gpu, const std::string& uuid) {
-    for (uint32_t p : n.free_gpus)
-      if (n.snap->gpus[p].index == gpu && n.snap->gpus[p].mig_uuid == uuid) return true;
+  std::vector<char> free(n.snap->gpus.size(), 0);
+  for (uint32_t p : n.free_gpus) free[p] = 1;
+  std::vector<std::pair<uint32_t, const std::string*>> taken;
+  for (uint32_t p = 0; p < n.snap->gpus.size(); ++p)
+    if (!free[p]) taken.push_back({n.snap->gpus[p].index, &n.snap->gpus[p].mig_uuid});
+  auto is_taken = [&](uint32_t gpu, const std::string& uuid) {
+    for (const auto& [i, u] : taken)
+      if (i == gpu && *u == uuid) return true;
     return false;
   };
   for (auto& g : pn.gpus) {
     if (g.reconfig_until > 0 || !g.reconfig_for.empty()) g.busy = true;
-    if (!g.mig_enabled && !free_unit(g.index, "")) g.busy = true;
-    for (auto& i : g.instances) i.free = i.free && free_unit(g.index, i.uuid);
+    if (is_taken(g.index, "")) g.busy = true;
+    for (auto& i : g.instances) i.free = i.free && !is_taken(g.index, i.uuid);
   }
   return pn;
+}
+
+bool AnyDynamic(const NodeSnap& n) {
+  for (const auto& g : n.mig_gpus)
+    if (g.dynamic) return true;
+  return false;
 }
 
 class MigPlanAction : public Action {
@@ -83,31 +95,32 @@ class MigPlanAction : public Action {
     ClusterState& st = s.state();
     std::vector<MigPlanNode> view;
     std::vector<uint32_t> rt;  // view index -> state node index
-    std::set<uint64_t> in_flight;
-    bool any_dynamic = false;
     for (auto& n : st.nodes()) {
       if (n.snap->mig_gpus.empty()) continue;
       for (const auto& g : n.snap->mig_gpus) {
-        any_dynamic |= g.dynamic;
         if (g.reconfig_until == 0 && g.reconfig_for.empty()) continue;
         int64_t until = std::max(g.reconfig_until, s.now() + 1);
         HoldGpu(st, n, g.index, until, false);
-        for (uint64_t id : g.reconfig_for) in_flight.insert(id), until_[id] = until;
-        for (uint64_t id : g.reconfig_for) node_for_[id] = n.snap->name;
+        for (uint64_t id : g.reconfig_for) in_flight_[id] = {until, n.snap->name};
       }
-      if (!n.usable) continue;
+      if (!n.usable || !AnyDynamic(*n.snap)) continue;
       view.push_back(PlanView(n));
       rt.push_back(n.index);
     }
+    if (view.empty() && in_flight_.empty()) return;  // no MIG planning here: O(nodes) only
     std::vector<MigDemand> demand;
+    std::map<uint64_t, JobInfo*> by_id;
     for (JobInfo* j : s.OrderedEligible()) {
-      if (in_flight.count(j->snap->id)) {
-        Wait(s, *j, until_[j->snap->id], node_for_[j->snap->id]);
+      auto f = in_flight_.find(j->snap->id);
+      if (f != in_flight_.end()) {
+        Wait(s, *j, f->second.first, f->second.second);
         continue;
       }
-      if (!any_dynamic || demand.size() >= depth_) continue;
+      if (view.empty() || demand.size() >= depth_) continue;
       auto d = Demand(s, *j, view, rt);
-      if (d.count > 0) demand.push_back(std::move(d));
+      if (d.count == 0) continue;
+      demand.push_back(std::move(d));
+      by_id[j->snap->id] = j;
     }
     if (demand.empty()) return;
     auto plan = PlanMig(view, demand, {.allow_enable_mig = false});
@@ -116,8 +129,7 @@ class MigPlanAction : public Action {
       NodeRt* n = st.FindNode(r.node);
       if (n) HoldGpu(st, *n, r.gpu_index, until, true);
       for (uint64_t id : r.for_jobs)
-        for (JobInfo* j : s.OrderedEligible())
-          if (j->snap->id == id) Wait(s, *j, until, r.node);
+        if (by_id.count(id)) Wait(s, *by_id[id], until, r.node);
       s.result().mig_reconfigs.push_back(std::move(r));
     }
   }
@@ -162,8 +174,7 @@ class MigPlanAction : public Action {
 
   int64_t reconfig_seconds_;
   uint32_t depth_;
-  std::map<uint64_t, int64_t> until_;
-  std::map<uint64_t, std::string> node_for_;
+  std::map<uint64_t, std::pair<int64_t, std::string>> in_flight_;  // job -> (until, node)
 };
 
 }  // namespace
