@@ -4,6 +4,8 @@
 //               [--compare default,fifo,conservative,spread] [--limit N] [--arrival-scale F]
 //               [--json out.json] [--svg out.svg]
 //   tessera-sim --openb-nodes openb_node_list_gpu_node.csv --emit-conf out.conf
+//   tessera-sim --mig-compare SEED [--mig-jobs N] [--mig-load F] [--mig-nodes N]
+//               (dynamic MIG vs static layouts vs whole GPUs on a generated workload, mig_sim.h)
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -12,6 +14,7 @@
 #include "common/cluster_config.h"
 #include "common/config_file.h"
 #include "sim/engine.h"
+#include "sim/mig_sim.h"
 #include "sim/report.h"
 
 using namespace tessera;
@@ -21,7 +24,8 @@ namespace {
 int Usage() {
   std::cerr << "usage: tessera-sim --trace FILE [--format swf|csv|openb] --conf tessera.conf\n"
                "         [--compare default,fifo,conservative,spread] [--limit N] [--arrival-scale F]\n         [--json F] [--svg F]\n"
-               "       tessera-sim --openb-nodes NODES.csv --emit-conf OUT.conf\n";
+               "       tessera-sim --openb-nodes NODES.csv --emit-conf OUT.conf\n"
+               "       tessera-sim --mig-compare SEED [--mig-jobs N] [--mig-load F] [--mig-nodes N]\n";
   return 2;
 }
 
@@ -74,6 +78,23 @@ int main(int argc, char** argv) {
     std::string k = argv[i];
     if (k.rfind("--", 0) != 0 || i + 1 >= argc) return Usage();
     a[k.substr(2)] = argv[++i];
+  }
+  if (a.count("mig-compare")) {
+    sim::MigWorkloadOptions o;
+    o.seed = std::stoull(a["mig-compare"]);
+    if (a.count("mig-jobs")) o.jobs = static_cast<uint32_t>(std::stoul(a["mig-jobs"]));
+    if (a.count("mig-load")) o.load = std::stod(a["mig-load"]);
+    if (a.count("mig-nodes")) o.nodes = static_cast<uint32_t>(std::stoul(a["mig-nodes"]));
+    auto work = sim::GenerateMigWorkload(o);
+    std::vector<sim::MigSimResult> rs;
+    for (auto [mode, label] : {std::pair{sim::MigMode::kWholeGpu, "whole GPUs only"},
+                               std::pair{sim::MigMode::kStatic, "static MIG layouts"},
+                               std::pair{sim::MigMode::kDynamic, "dynamic MIG"}}) {
+      rs.push_back(sim::SimulateMig(o, work, mode));
+      rs.back().label = label;
+    }
+    std::cout << sim::MigTable(o, rs);
+    return 0;
   }
   if (a.count("openb-nodes")) {
     auto conf = sim::OpenbNodesToConf(a["openb-nodes"]);
