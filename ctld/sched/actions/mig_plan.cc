@@ -149,6 +149,7 @@ class MigPlanAction : public Action {
   MigDemand Demand(Session& s, JobInfo& j, const std::vector<MigPlanNode>& view,
                    const std::vector<uint32_t>& rt) {
     MigDemand d;
+    d.count = 0;  // not a demand unless filled below
     const JobSnap& js = *j.snap;
     if (!Retryable(j.reason) || js.groups.size() != 1 || js.nodes_min > 1) return d;
     const GroupReq& g = js.groups[0];
