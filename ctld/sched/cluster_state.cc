@@ -21,6 +21,8 @@ ClusterState::ClusterState(const ClusterSnapshot& snap) : now_(snap.now) {
     n.total = {ns.cpus_total, static_cast<int64_t>(ns.mem_total), 0};
     n.free = {ns.cpus_free, static_cast<int64_t>(ns.mem_free), 0};
     for (uint32_t i = 0; i < ns.gpus.size(); ++i) {
+      if (std::find(n.gpu_models.begin(), n.gpu_models.end(), ns.gpus[i].model) == n.gpu_models.end())
+        n.gpu_models.push_back(ns.gpus[i].model);
       if (!ns.gpus[i].healthy) continue;
       ++n.total.gpus;
       if (ns.gpus[i].free) n.free_gpus.push_back(i);
@@ -93,8 +95,8 @@ int64_t ClusterState::FreeGpusNow(const NodeRt& n, const std::string& model) {
 
 bool ClusterState::HasGpuModel(const NodeRt& n, const std::string& model) {
   if (model.empty()) return true;
-  for (const auto& g : n.snap->gpus)
-    if (g.model == model) return true;
+  for (const auto& m : n.gpu_models)
+    if (m == model) return true;
   return false;
 }
 
