@@ -58,7 +58,8 @@ def test_pending_profile_gets_a_new_layout_on_the_dynamic_gpu_only(mc):
     log = ctld_log(mc)
     assert f"dynamic MIG: reconfiguring node it1 GPU 0: destroy 2 instance(s), create 2g.20gb@" in log
     assert f"for job(s) {job}" in log
-    assert "dynamic MIG: node it1 GPU 0 reconfigured" in log
+    # noded saves the layout before ctld has read its answer: wait for that too.
+    wait_for(lambda: "dynamic MIG: node it1 GPU 0 reconfigured" in ctld_log(mc), what="ctld to get the answer")
     # The static node's GPU is never touched, and the plan is not repeated.
     time.sleep(3)
     assert layout(mc, "it2") == ""

@@ -12,9 +12,10 @@
 // MIG profile (a gpu_model that is a profile of some MIG model), on one node (nodes_min <= 1, one
 // task group), in job order, at most mig_plan_depth of them. Candidate nodes: usable, in the
 // job's partition, passing the session's predicates, with the job's CPUs and memory free over
-// its time limit. Gangs of MIG slices across nodes are not re-laid dynamically (they use the
-// instances that exist). GPUs are not switched into MIG mode (noded cannot do it without a
-// GPU reset): allow_enable_mig is off here.
+// its time limit; the first 64 such in node order (bounded, as sched_score_window), and at most
+// 4 x 64 x mig_plan_depth node checks per cycle in all. Gangs of MIG slices across nodes are not
+// re-laid dynamically (they use the instances that exist). GPUs are not switched into MIG mode
+// (noded cannot do it without a GPU reset): allow_enable_mig is off here.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -93,8 +94,7 @@ class MigPlanAction : public Action {
 
   void Execute(Session& s) override {
     ClusterState& st = s.state();
-    std::vector<MigPlanNode> view;
-    std::vector<uint32_t> rt;  // view index -> state node index
+    std::vector<uint32_t> cands;  // usable nodes with a dynamic MIG GPU (state indices)
     for (auto& n : st.nodes()) {
       if (n.snap->mig_gpus.empty()) continue;
       for (const auto& g : n.snap->mig_gpus) {
@@ -103,11 +103,9 @@ class MigPlanAction : public Action {
         HoldGpu(st, n, g.index, until, false);
         for (uint64_t id : g.reconfig_for) in_flight_[id] = {until, n.snap->name};
       }
-      if (!n.usable || !AnyDynamic(*n.snap)) continue;
-      view.push_back(PlanView(n));
-      rt.push_back(n.index);
+      if (n.usable && AnyDynamic(*n.snap)) cands.push_back(n.index);
     }
-    if (view.empty() && in_flight_.empty()) return;  // no MIG planning here: O(nodes) only
+    if (cands.empty() && in_flight_.empty()) return;  // no MIG planning here: O(nodes) only
     std::vector<MigDemand> demand;
     std::map<uint64_t, JobInfo*> by_id;
     for (JobInfo* j : s.OrderedEligible()) {
@@ -116,13 +114,24 @@ class MigPlanAction : public Action {
         Wait(s, *j, f->second.first, f->second.second);
         continue;
       }
-      if (view.empty() || demand.size() >= depth_) continue;
-      auto d = Demand(s, *j, view, rt);
+      if (cands.empty() || demand.size() >= depth_ || checks_ >= CheckBudget()) continue;
+      auto d = Demand(s, *j, cands);
       if (d.count == 0) continue;
       demand.push_back(std::move(d));
       by_id[j->snap->id] = j;
     }
     if (demand.empty()) return;
+    // The planner sees only the nodes some demand may use (views copy every MIG instance).
+    std::vector<MigPlanNode> view;
+    std::vector<int> pos(cands.size(), -1);
+    for (auto& d : demand)
+      for (auto& p : d.nodes) {
+        if (pos[p] < 0) {
+          pos[p] = static_cast<int>(view.size());
+          view.push_back(PlanView(st.nodes()[cands[p]]));
+        }
+        p = static_cast<uint32_t>(pos[p]);
+      }
     auto plan = PlanMig(view, demand, {.allow_enable_mig = false});
     int64_t until = s.now() + std::max<int64_t>(1, reconfig_seconds_);
     for (auto& r : plan) {
@@ -146,33 +155,40 @@ class MigPlanAction : public Action {
     d.reserved_nodes = {node};
   }
 
-  MigDemand Demand(Session& s, JobInfo& j, const std::vector<MigPlanNode>& view,
-                   const std::vector<uint32_t>& rt) {
+  // The job as planner demand (count 0: not one), its nodes as positions in `cands`: the first
+  // kNodesPerDemand (in node order) in its partition, passing the predicates, with its CPUs and
+  // memory free over its time limit (bounded like sched_score_window: O(window), not O(nodes)).
+  MigDemand Demand(Session& s, JobInfo& j, const std::vector<uint32_t>& cands) {
     MigDemand d;
-    d.count = 0;  // not a demand unless filled below
+    d.count = 0;
     const JobSnap& js = *j.snap;
     if (!Retryable(j.reason) || js.groups.size() != 1 || js.nodes_min > 1) return d;
     const GroupReq& g = js.groups[0];
     std::string profile = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
     if (!IsMigProfile(profile)) return d;
-    uint32_t count = g.per_task.gpus * g.count + g.per_node.gpus;
-    for (uint32_t v = 0; v < view.size(); ++v) {
-      const NodeRt& n = s.state().nodes()[rt[v]];
+    for (uint32_t c = 0; c < cands.size() && d.nodes.size() < kNodesPerDemand; ++c) {
+      ++checks_;
+      const NodeRt& n = s.state().nodes()[cands[c]];
       if (std::find(n.partitions.begin(), n.partitions.end(), static_cast<uint32_t>(j.partition)) ==
               n.partitions.end() ||
           !s.NodeOk(j, n))
         continue;
       Amount a = ClusterState::MinAvail(n, s.now(), s.now() + j.time_limit);
       if (a.cpus < j.total.cpus || a.mem < j.total.mem) continue;
-      d.nodes.push_back(v);
+      d.nodes.push_back(c);
     }
     if (d.nodes.empty()) return d;
     d.job_id = js.id;
     d.profile = profile;
-    d.count = count;
+    d.count = g.per_task.gpus * g.count + g.per_node.gpus;
     return d;
   }
 
+  static constexpr size_t kNodesPerDemand = 64;
+  // Node checks per cycle: when the MIG nodes are full, jobs find no node after scanning all of
+  // them; this bounds that work (4 x the checks of mig_plan_depth jobs finding their window).
+  uint64_t CheckBudget() const { return uint64_t{depth_} * kNodesPerDemand * 4; }
+  uint64_t checks_ = 0;
   int64_t reconfig_seconds_;
   uint32_t depth_;
   std::map<uint64_t, std::pair<int64_t, std::string>> in_flight_;  // job -> (until, node)
