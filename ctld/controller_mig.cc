@@ -50,8 +50,8 @@ void Controller::ApplyMigReconfigs(const std::vector<sched::MigReconfig>& reconf
     }
     std::vector<NodeLink::MigPlacementReq> create;
     for (const auto& [p, st] : r.create) create.push_back({p, static_cast<int64_t>(st)});
-    mig_in_flight_.Start(r.node, r.gpu_index,
-                         {now + std::max<int64_t>(1, sched_cfg_->mig_reconfig_seconds), r.for_jobs});
+    int64_t until = now + std::max<int64_t>(1, sched_cfg_->mig_reconfig_seconds);
+    mig_in_flight_.Start(r.node, r.gpu_index, {until, r.for_jobs});
     Log("dynamic MIG: reconfiguring " + Describe(r));
     std::string node = r.node;
     uint32_t gpu = r.gpu_index;

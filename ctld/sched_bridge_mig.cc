@@ -23,8 +23,10 @@ sched::MigGpuSnap MigGpuOf(const GpuState& g, const MigModel& m, bool dynamic, b
   mg.mig_enabled = g.mig_enabled;
   mg.dynamic = dynamic;
   mg.busy = !g.healthy || held_whole;
-  for (const auto& i : g.mig)
-    mg.instances.push_back({i.profile, i.start, i.uuid, i.in_use_by_job == 0 && !held.count(i.uuid)});
+  for (const auto& i : g.mig) {
+    bool free = i.in_use_by_job == 0 && !held.count(i.uuid);
+    mg.instances.push_back({i.profile, i.start, i.uuid, free});
+  }
   return mg;
 }
 

@@ -128,7 +128,8 @@ struct Sim {
     Gpu& g = n.gpus[gpu];
     std::vector<Inst> next;
     for (auto& i : g.inst)
-      if (!std::count(g.pending.destroy.begin(), g.pending.destroy.end(), i.uuid)) next.push_back(i);
+      if (!std::count(g.pending.destroy.begin(), g.pending.destroy.end(), i.uuid))
+        next.push_back(i);
     for (auto& [p, s] : g.pending.create)
       next.push_back({p, s, "MIG-r" + std::to_string(next_uuid++), 0});
     g.inst = std::move(next);
@@ -166,7 +167,8 @@ std::vector<MigJobSpec> GenerateMigWorkload(const MigWorkloadOptions& o) {
   return out;
 }
 
-MigSimResult SimulateMig(const MigWorkloadOptions& o, const std::vector<MigJobSpec>& jobs, MigMode mode) {
+MigSimResult SimulateMig(const MigWorkloadOptions& o, const std::vector<MigJobSpec>& jobs,
+                         MigMode mode) {
   Sim sim{o, jobs, mode, {}, std::vector<int64_t>(jobs.size(), -1)};
   for (uint32_t n = 0; n < o.nodes; ++n) {
     Node node{"n" + std::to_string(n + 1), {}, 0};
@@ -190,7 +192,9 @@ MigSimResult SimulateMig(const MigWorkloadOptions& o, const std::vector<MigJobSp
   std::map<size_t, std::string> where;
   size_t next = 0;
   int64_t last_end = 0;
-  for (size_t guard = 0; (next < jobs.size() || !ends.empty() || !reconf.empty()) && guard < 50 * jobs.size() + 1000; ++guard) {
+  size_t limit = 50 * jobs.size() + 1000;  // safety: a plan that never converges
+  for (size_t guard = 0; (next < jobs.size() || !ends.empty() || !reconf.empty()) && guard < limit;
+       ++guard) {
     int64_t t = next < jobs.size() ? jobs[next].submit : sched::kNever;
     if (!ends.empty()) t = std::min(t, ends.top().first);
     if (!reconf.empty()) t = std::min(t, reconf.top().first);
@@ -221,7 +225,8 @@ MigSimResult SimulateMig(const MigWorkloadOptions& o, const std::vector<MigJobSp
     }
     for (const auto& [i, node] : where)
       if (sim.start[i] >= 0 && sim.start[i] + jobs[i].runtime > t)
-        snap.running.push_back({i + 1, "", "", "", "", "p", 0, sim.start[i], sim.start[i] + jobs[i].runtime, {{node, 1, 0, 1}}});
+        snap.running.push_back({i + 1, "", "", "", "", "p", 0, sim.start[i],
+                                sim.start[i] + jobs[i].runtime, {{node, 1, 0, 1}}});
     sched::CycleResult res = sched::RunCycle(snap, cfg, reg);
     std::vector<size_t> still;
     for (size_t k = 0; k < res.decisions.size(); ++k) {
@@ -278,7 +283,8 @@ std::string MigTable(const MigWorkloadOptions& o, const std::vector<MigSimResult
                 o.nodes, o.gpus_per_node, o.jobs, static_cast<unsigned long long>(o.seed), o.load,
                 static_cast<long long>(o.mean_runtime), static_cast<long long>(o.reconfig_seconds));
   std::string s = buf;
-  s += "| policy | jobs run | mean wait (s) | p95 wait (s) | GPU-memory utilization | reconfigurations | makespan (s) |\n";
+  s += "| policy | jobs run | mean wait (s) | p95 wait (s) | GPU-memory utilization | "
+       "reconfigurations | makespan (s) |\n";
   s += "|---|---|---|---|---|---|---|\n";
   for (const auto& r : rs) {
     std::snprintf(buf, sizeof buf, "| %s | %zu/%zu | %.0f | %.0f | %.1f%% | %zu | %lld |\n",

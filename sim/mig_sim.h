@@ -12,7 +12,8 @@
 // Workload (GenerateMigWorkload, deterministic for a seed; std::mt19937_64): `jobs` jobs, one MIG
 // instance each, in three equal phases whose profile mix shifts over time (share of 1g / 2g / 3g
 // / 7g): phase 1 small-heavy 60/25/10/5, phase 2 large-heavy 10/20/40/30, phase 3 even 25/25/25/25.
-// Runtimes exponential with mean `mean_runtime` (clipped to [60 s, 8 x mean]), time limit = runtime.
+// Runtimes exponential with mean `mean_runtime` (clipped to [60 s, 8 x mean]), time limit =
+// runtime.
 // Arrivals Poisson with a rate giving `load` x the cluster's memory slices in offered demand
 // (memory slices of the profile x runtime) over the mean job mix.
 //
@@ -53,7 +54,8 @@ struct MigSimResult {
 };
 
 std::vector<MigJobSpec> GenerateMigWorkload(const MigWorkloadOptions& o);
-MigSimResult SimulateMig(const MigWorkloadOptions& o, const std::vector<MigJobSpec>& jobs, MigMode mode);
+MigSimResult SimulateMig(const MigWorkloadOptions& o, const std::vector<MigJobSpec>& jobs,
+                         MigMode mode);
 // A table of the results (Markdown).
 std::string MigTable(const MigWorkloadOptions& o, const std::vector<MigSimResult>& rs);
 

@@ -21,8 +21,9 @@ ClusterState::ClusterState(const ClusterSnapshot& snap) : now_(snap.now) {
     n.total = {ns.cpus_total, static_cast<int64_t>(ns.mem_total), 0};
     n.free = {ns.cpus_free, static_cast<int64_t>(ns.mem_free), 0};
     for (uint32_t i = 0; i < ns.gpus.size(); ++i) {
-      if (std::find(n.gpu_models.begin(), n.gpu_models.end(), ns.gpus[i].model) == n.gpu_models.end())
-        n.gpu_models.push_back(ns.gpus[i].model);
+      const std::string& model = ns.gpus[i].model;
+      if (std::find(n.gpu_models.begin(), n.gpu_models.end(), model) == n.gpu_models.end())
+        n.gpu_models.push_back(model);
       if (!ns.gpus[i].healthy) continue;
       ++n.total.gpus;
       if (ns.gpus[i].free) n.free_gpus.push_back(i);

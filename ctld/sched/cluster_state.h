@@ -44,7 +44,7 @@ struct NodeRt {
   Amount free;                         // now
   Amount total;
   std::vector<uint32_t> free_gpus;     // positions in snap->gpus: free and healthy now
-  std::vector<std::string> gpu_models; // distinct models of snap->gpus (HasGpuModel: MIG nodes list many units)
+  std::vector<std::string> gpu_models; // distinct models of snap->gpus (for HasGpuModel)
   std::vector<TimeEvent> events;       // sorted by time
   std::vector<std::string> features;   // sorted
   std::vector<uint32_t> partitions;    // partition ids

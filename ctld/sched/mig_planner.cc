@@ -224,7 +224,8 @@ int NodeRank(const std::vector<GpuPlan>& gpus, const std::string& profile) {
 
 }  // namespace
 
-int64_t MigFragmentationScore(const std::string& model, const std::vector<MigInstanceSnap>& layout) {
+int64_t MigFragmentationScore(const std::string& model,
+                              const std::vector<MigInstanceSnap>& layout) {
   const MigModel* m = FindMigModel(model);
   if (!m) return 0;
   std::vector<MigPlacement> l;

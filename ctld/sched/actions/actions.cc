@@ -36,7 +36,8 @@ class ProfileAbsent {
   bool operator()(Session& s, const JobInfo& j) {
     std::string model;
     for (const auto& g : j.snap->groups) {
-      const std::string& m = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+      const std::string& m =
+          g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
       if (!m.empty()) model = m;
     }
     if (model.empty()) return false;

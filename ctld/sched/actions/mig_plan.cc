@@ -164,7 +164,8 @@ class MigPlanAction : public Action {
     const JobSnap& js = *j.snap;
     if (!Retryable(j.reason) || js.groups.size() != 1 || js.nodes_min > 1) return d;
     const GroupReq& g = js.groups[0];
-    std::string profile = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+    const std::string& profile =
+        g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
     if (!IsMigProfile(profile)) return d;
     for (uint32_t c = 0; c < cands.size() && d.nodes.size() < kNodesPerDemand; ++c) {
       ++checks_;
