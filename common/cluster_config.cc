@@ -43,6 +43,14 @@ Status BadValue(const std::string& where, const ConfigPair& p, const std::string
                          (why.empty() ? "" : ": " + why));
 }
 
+// MigStrategy=dynamic|static (case-insensitive), stored lower-case.
+Status MigStrategy(const std::string& where, const ConfigPair& p, std::string* out) {
+  std::string v = ToLower(p.value);
+  if (v != "dynamic" && v != "static") return BadValue(where, p, "expected dynamic or static");
+  *out = v;
+  return Status::Ok();
+}
+
 Result<int64_t> Seconds(const std::string& where, const ConfigPair& p) {
   auto n = ParseUint(p.value, p.raw_key);
   if (!n.ok()) return BadValue(where, p, "expected seconds");
@@ -246,6 +254,8 @@ class Builder {
         proto.initial_state = (v == "unknown" || v == "idle") ? "" : ToUpper(v);
       } else if (k == "reason") {
         proto.reason = p.value;
+      } else if (k == "migstrategy") {
+        TESSERA_RETURN_IF_ERROR(MigStrategy(l.Where(), p, &proto.mig_strategy));
       } else if (k == "sockets" || k == "corespersocket" || k == "threadspercore" || k == "boards" ||
                  k == "tmpdisk" || k == "socketsperboard" || k == "corespeccount" || k == "memspeclimit") {
         c_->warnings.push_back(l.Where() + ": " + p.raw_key + " is not used by Tessera (CPUs= counts cores); ignored");
@@ -337,6 +347,8 @@ class Builder {
         if (v != "up" && v != "down" && v != "drain" && v != "inactive")
           return BadValue(l.Where(), kv, "expected UP, DOWN, DRAIN or INACTIVE");
         p.up = v == "up";
+      } else if (k == "migstrategy") {
+        TESSERA_RETURN_IF_ERROR(MigStrategy(l.Where(), kv, &p.mig_strategy));
       } else if (k == "prioritytier") {
         auto n = ParseUint(kv.value, "PriorityTier");
         if (!n.ok()) return BadValue(l.Where(), kv, "expected a number");
@@ -456,6 +468,17 @@ const PartitionConfig* ClusterConfig::DefaultPartition() const {
   for (const auto& p : partitions)
     if (p.is_default) return &p;
   return partitions.empty() ? nullptr : &partitions.front();
+}
+
+bool ClusterConfig::MigDynamic(const std::string& node) const {
+  const NodeConfig* n = FindNode(node);
+  if (!n) return false;
+  if (!n->mig_strategy.empty()) return n->mig_strategy == "dynamic";
+  for (const auto& p : partitions)
+    if (p.mig_strategy == "dynamic" &&
+        std::find(p.nodes.begin(), p.nodes.end(), node) != p.nodes.end())
+      return true;
+  return false;
 }
 
 int64_t ClusterConfig::HeartbeatInterval() const {

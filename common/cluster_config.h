@@ -27,6 +27,9 @@ struct NodeConfig {
   std::string reason;
   std::vector<std::string> partitions;  // filled from PartitionName lines
   std::string where;                    // file:line of the NodeName line
+  // MigStrategy=dynamic|static (issue 14): "" = not set on the node (its partitions decide,
+  // see MigDynamic); "dynamic" lets the scheduler re-lay the MIG GPUs of the node.
+  std::string mig_strategy;
 };
 
 // What happens to a running job when a GPU it holds fails (an XID not in GpuIgnoredXids, or a
@@ -50,6 +53,7 @@ struct PartitionConfig {
   uint32_t priority_tier = 1;
   GpuFailurePolicy gpu_failure_policy = GpuFailurePolicy::kRequeue;
   std::string where;
+  std::string mig_strategy;     // MigStrategy=dynamic|static; "" = not set (static)
 };
 
 // One GPU declaration from gres.conf: `NodeName=n[3-4] Name=gpu Type=a100 Count=2
@@ -96,6 +100,9 @@ struct ClusterConfig {
   const NodeConfig* FindNode(const std::string& name) const;
   const PartitionConfig* FindPartition(const std::string& name) const;
   const PartitionConfig* DefaultPartition() const;
+  // MigStrategy of `node`: its NodeName line's when set, else dynamic when any partition holding
+  // it says MigStrategy=dynamic; static otherwise (and for unknown nodes).
+  bool MigDynamic(const std::string& node) const;
   bool TlsEnabled() const { return !tls_cert.empty(); }
   int64_t HeartbeatInterval() const;
   // spool_dir with %n replaced.

@@ -545,6 +545,7 @@ void Controller::RunCycle() {
   int64_t now = clock_->Now();
   auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), jobs_.active(), nodes_, now,
                                     [this](uint64_t id) { return jobs_.IsDurable(id); });
+  FillMigGpus(snap, *cfg_, nodes_, jobs_.active(), mig_in_flight_);
   auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
   stats_.jobs_backfilled += result.jobs_backfilled;
   if (!result.status.ok() && !logged_cycle_error_) {
@@ -589,6 +590,7 @@ void Controller::RunCycle() {
     nodes_.Allocate(*j);
     stats_.jobs_started++;
   }
+  ApplyMigReconfigs(result.mig_reconfigs);
   last_cycle_end_us_ = clock_->MonotonicMicros();
   int64_t us = last_cycle_end_us_ - t0;
   stats_.cycles++;

@@ -17,6 +17,7 @@
 #include "ctld/jobs/job_manager.h"
 #include "ctld/nodes/node_table.h"
 #include "ctld/sched_bridge.h"
+#include "ctld/sched_bridge_mig.h"
 #include "ctld/step_layout.h"
 #include "ctld/state/store.h"
 
@@ -234,6 +235,9 @@ class Controller {
     std::string message;
   };
   std::map<uint64_t, GpuFailureEnd> gpu_failure_ends_;
+  // Dynamic MIG (controller_mig.cc): reconfigurations the scheduler chose, sent and unanswered.
+  MigInFlight mig_in_flight_;
+  void ApplyMigReconfigs(const std::vector<sched::MigReconfig>& reconfigs);
   uint64_t next_mig_request_ = 1;
   bool cycle_requested_ = false;
   int64_t last_timer_cycle_ = 0;

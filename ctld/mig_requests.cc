@@ -5,6 +5,7 @@
 #include "common/mig_profiles.h"
 #include "ctld/sched/scheduler.h"
 #include "ctld/sched_bridge.h"
+#include "ctld/sched_bridge_mig.h"
 
 namespace tessera::ctld {
 namespace {
@@ -37,10 +38,6 @@ void AddPossible(const MigModel* m, uint32_t gpu, const std::string& profile,
 
 bool AsksMigProfile(const sched::JobSnap& job) { return !AskedProfiles(job).empty(); }
 
-bool MigProfileCouldBeMade(const NodeRuntime&, const GpuState&, const std::string&) {
-  return false;  // dynamic MIG (MigStrategy=dynamic) plugs in here
-}
-
 sched::ClusterSnapshot MigCapacityCluster(const ClusterConfig& cfg, NodeTable& nodes,
                                           const sched::JobSnap& job) {
   sched::ClusterSnapshot s = SchedBridge::EmptyCluster(cfg);
@@ -55,10 +52,6 @@ sched::ClusterSnapshot MigCapacityCluster(const ClusterConfig& cfg, NodeTable& n
       continue;
     }
     ns.gpus = SchedBridge::ReportedGpus(*rt, true);
-    for (const auto& g : rt->gpus)
-      for (const auto& p : asked)
-        if (MigProfileCouldBeMade(*rt, g, p))
-          AddPossible(FindMigModelFor(g.model, g.memory_mib), g.index, p, &ns.gpus);
   }
   return s;
 }
@@ -66,6 +59,12 @@ sched::ClusterSnapshot MigCapacityCluster(const ClusterConfig& cfg, NodeTable& n
 Status CheckMigSatisfiable(const ClusterConfig& cfg, NodeTable& nodes, const sched::JobSnap& job) {
   Status st = sched::CheckSatisfiable(job, MigCapacityCluster(cfg, nodes, job));
   if (st.ok()) return st;
+  if (job.groups.size() == 1) {  // MigStrategy=dynamic: a GPU may be re-laid for it
+    const auto& g = job.groups[0];
+    const std::string& p = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+    if (sched::CheckSatisfiable(job, DynamicMigCluster(SchedBridge::EmptyCluster(cfg), cfg, nodes, p)).ok())
+      return Status::Ok();
+  }
   for (const auto& p : AskedProfiles(job))
     if (st.message().find("gres/gpu:" + p + ")") != std::string::npos)
       return InvalidArgument(st.message() + ": no node of partition " + job.partition +

@@ -3,7 +3,8 @@
 // "busy vs never". A job asking a profile is accepted when some node of its partition offers
 // instances of it now (busy or free), may offer it (a node that has not reported its GPUs yet
 // and whose configured type has MIG tables), or could be given it by a MigStrategy=dynamic
-// re-layout (MigProfileCouldBeMade). Otherwise it is refused with a message naming the profile.
+// re-layout (DynamicMigCluster, ctld/sched_bridge_mig.h). Otherwise it is refused with a message
+// naming the profile.
 #include <string>
 
 #include "common/cluster_config.h"
@@ -16,18 +17,15 @@ namespace tessera::ctld {
 // True when a group of `job` asks for a MIG profile (a name of common/mig_profiles.h).
 bool AsksMigProfile(const sched::JobSnap& job);
 
-// HOOK for dynamic MIG (issue 14 §2 "MIG on demand", the migdyn work): whether GPU `g` of `n`
-// (MigStrategy=dynamic) could be re-laid out to offer instances of `profile`. Returns false
-// until dynamic MIG fills it in; the submit check then only trusts current layouts.
-bool MigProfileCouldBeMade(const NodeRuntime& n, const GpuState& g, const std::string& profile);
-
 // The configured cluster (SchedBridge::EmptyCluster) with, for the profiles `job` asks, the
-// MIG instances each node offers or may offer (see above), every unit free: what
+// MIG instances each node offers or may offer (current layouts, or the type's tables for nodes
+// that have not reported), every unit free: what
 // sched::CheckSatisfiable needs to tell "busy" from "never" for MIG requests.
 sched::ClusterSnapshot MigCapacityCluster(const ClusterConfig& cfg, NodeTable& nodes,
                                           const sched::JobSnap& job);
 
-// sched::CheckSatisfiable against MigCapacityCluster; its refusal names the profile.
+// sched::CheckSatisfiable against MigCapacityCluster, then (one task group) against
+// DynamicMigCluster; its refusal names the profile.
 Status CheckMigSatisfiable(const ClusterConfig& cfg, NodeTable& nodes, const sched::JobSnap& job);
 
 }  // namespace tessera::ctld

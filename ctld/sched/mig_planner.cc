@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "common/mig_profiles.h"
 
@@ -88,10 +90,26 @@ std::vector<uint32_t> SubsetsOfSize(size_t n, uint32_t d) {
 
 // Adds up to `need` new instances of `profile` to `g` (destroying as few unclaimed instances
 // as possible); returns how many were added.
+// How many instances of `p` fit beside the claimed instances of `g` (the most AddInstances can
+// add), by a first-fit over the allowed starts (exact for the aligned MIG placements).
+uint32_t Room(const GpuPlan& g, const MigProfile& p) {
+  std::vector<MigPlacement> l;
+  for (const auto& i : g.layout)
+    if (i.claimed) l.push_back({i.profile, i.start});
+  uint32_t n = 0;
+  for (uint32_t s : p.starts) {
+    l.push_back({p.name, s});
+    if (ValidateMigLayout(*g.model, l).ok()) ++n;
+    else l.pop_back();
+  }
+  return n;
+}
+
 uint32_t AddInstances(GpuPlan& g, const MigProfile& p, uint32_t need, uint64_t job) {
   std::vector<size_t> removable;
   for (size_t i = 0; i < g.layout.size(); ++i)
     if (!g.layout[i].claimed) removable.push_back(i);
+  need = std::min(need, Room(g, p));  // never search for more than can fit
   for (uint32_t k = need; k >= 1; --k) {
     for (uint32_t d = 0; d <= removable.size(); ++d) {
       Best best;
@@ -136,6 +154,22 @@ int Rank(const GpuPlan& g, const std::string& profile) {
   if (g.changed) return same ? 0 : 1;
   if (has) return 0;
   return g.snap->mig_enabled ? 2 : 3;
+}
+
+// An upper bound of the instances of `profile` node plans `gpus` could give (existing unclaimed
+// ones plus the room on candidate GPUs).
+uint32_t NodeRoom(const std::vector<GpuPlan>& gpus, const std::string& profile) {
+  uint32_t n = 0;
+  for (const auto& g : gpus) {
+    const MigProfile* p = g.model ? FindMigProfile(*g.model, profile) : nullptr;
+    if (!p) continue;
+    if (g.candidate) {
+      n += Room(g, *p);
+    } else {
+      for (const auto& i : g.layout) n += i.profile == profile && !i.claimed;
+    }
+  }
+  return n;
 }
 
 // Serves `d` on node plans `gpus` (changed in place); false (and `gpus` unusable) when not all.
@@ -190,7 +224,8 @@ int NodeRank(const std::vector<GpuPlan>& gpus, const std::string& profile) {
 
 }  // namespace
 
-int64_t MigFragmentationScore(const std::string& model, const std::vector<MigInstanceSnap>& layout) {
+int64_t MigFragmentationScore(const std::string& model,
+                              const std::vector<MigInstanceSnap>& layout) {
   const MigModel* m = FindMigModel(model);
   if (!m) return 0;
   std::vector<MigPlacement> l;
@@ -203,8 +238,12 @@ std::vector<MigReconfig> PlanMig(const std::vector<MigPlanNode>& nodes,
   std::vector<std::vector<GpuPlan>> plans(nodes.size());
   for (size_t n = 0; n < nodes.size(); ++n)
     for (const auto& g : nodes[n].gpus) plans[n].push_back(MakePlan(g, opt));
+  // Plans only take resources, so a (profile, count, nodes) that found no node fails again.
+  std::set<std::tuple<std::string, uint32_t, std::vector<uint32_t>>> failed;
   for (const auto& d : demand) {
     if (d.count == 0) continue;
+    auto key = std::make_tuple(d.profile, d.count, d.nodes);
+    if (failed.count(key)) continue;
     std::vector<std::pair<int, uint32_t>> order;
     auto consider = [&](uint32_t n) {
       if (n >= nodes.size()) return;
@@ -218,12 +257,16 @@ std::vector<MigReconfig> PlanMig(const std::vector<MigPlanNode>& nodes,
     }
     std::sort(order.begin(), order.end());
     order.erase(std::unique(order.begin(), order.end()), order.end());
+    bool served = false;
     for (const auto& [r, n] : order) {
+      if (NodeRoom(plans[n], d.profile) < d.count) continue;
       std::vector<GpuPlan> trial = plans[n];
       if (!ServeOnNode(trial, d)) continue;
       plans[n] = std::move(trial);
+      served = true;
       break;
     }
+    if (!served) failed.insert(key);
   }
   std::vector<MigReconfig> out;
   for (size_t n = 0; n < nodes.size(); ++n) {

@@ -3,8 +3,11 @@
 // stops at the first job that does not fit (the rest wait with reason Priority); backfill
 // reserves the top bf_reservation_depth blocked jobs on the timeline and starts any later job
 // that fits now without delaying a reservation.
+#include <map>
+#include <utility>
 #include <vector>
 
+#include "common/mig_profiles.h"
 #include "ctld/sched/placement.h"
 #include "ctld/sched/registry.h"
 #include "ctld/sched/session.h"
@@ -24,14 +27,48 @@ class EnqueueAction : public Action {
   }
 };
 
+// A job asking a MIG profile that no node of its partition offers now can only start after a
+// reconfiguration (the migplan action plans it and holds the GPU): it can neither start nor be
+// reserved now, so allocate and backfill pass over it without scanning nodes (reason
+// Resources) and it blocks nobody. Memoized per (partition, profile).
+class ProfileAbsent {
+ public:
+  bool operator()(Session& s, const JobInfo& j) {
+    std::string model;
+    for (const auto& g : j.snap->groups) {
+      const std::string& m =
+          g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+      if (!m.empty()) model = m;
+    }
+    if (model.empty()) return false;
+    auto key = std::make_pair(j.partition, model);
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    bool profile = false;
+    for (const auto& m : MigModels()) profile = profile || FindMigProfile(m, model) != nullptr;
+    bool absent = profile;
+    for (uint32_t n : s.state().PartitionNodes(j.partition))
+      absent = absent && !ClusterState::HasGpuModel(s.state().nodes()[n], model);
+    return memo_[key] = absent;
+  }
+
+ private:
+  std::map<std::pair<int, std::string>, bool> memo_;
+};
+
 class AllocateAction : public Action {
  public:
   std::string Name() const override { return "allocate"; }
   void Execute(Session& s) override {
     std::vector<bool> blocked(s.state().PartitionCount(), false);
+    ProfileAbsent absent;
     for (JobInfo* j : s.OrderedEligible()) {
       if (blocked[static_cast<size_t>(j->partition)]) {
         j->reason = "Priority";
+        continue;
+      }
+      if (absent(s, *j)) {  // cannot start now (nor be reserved): no node scan
+        j->reason = "Resources";
         continue;
       }
       if (TryStartNow(s, *j, false) == StartOutcome::kNoResources)
@@ -51,8 +88,9 @@ class BackfillAction : public Action {
   void Execute(Session& s) override {
     uint32_t reserved = 0;
     std::vector<bool> waiting_ahead(s.state().PartitionCount(), false);
+    ProfileAbsent absent;
     for (JobInfo* j : s.OrderedEligible()) {
-      if (!Retryable(j->reason)) continue;
+      if (!Retryable(j->reason) || absent(s, *j)) continue;
       auto part = static_cast<size_t>(j->partition);
       StartOutcome r = TryStartNow(s, *j, true);
       if (r == StartOutcome::kStarted || r == StartOutcome::kLimited) continue;

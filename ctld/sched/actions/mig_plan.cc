@@ -12,9 +12,10 @@
 // MIG profile (a gpu_model that is a profile of some MIG model), on one node (nodes_min <= 1, one
 // task group), in job order, at most mig_plan_depth of them. Candidate nodes: usable, in the
 // job's partition, passing the session's predicates, with the job's CPUs and memory free over
-// its time limit. Gangs of MIG slices across nodes are not re-laid dynamically (they use the
-// instances that exist). GPUs are not switched into MIG mode (noded cannot do it without a
-// GPU reset): allow_enable_mig is off here.
+// its time limit; the first 64 such in node order (bounded, as sched_score_window), and at most
+// 4 x 64 x mig_plan_depth node checks per cycle in all. Gangs of MIG slices across nodes are not
+// re-laid dynamically (they use the instances that exist). GPUs are not switched into MIG mode
+// (noded cannot do it without a GPU reset): allow_enable_mig is off here.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -34,43 +35,60 @@ bool IsMigProfile(const std::string& name) {
   return false;
 }
 
-// Removes GPU `gpu`'s free units from `n` now and gives them back at `until`.
+// Removes GPU `gpu`'s free units (whole or MIG instances) from `n` now and gives them back at
+// `until`.
 void HoldGpu(ClusterState& st, NodeRt& n, uint32_t gpu, int64_t until, bool only_free) {
   int64_t k = 0;
   auto is_gpu = [&](uint32_t pos) { return n.snap->gpus[pos].index == gpu; };
+  auto is_free = [&](uint32_t p) {
+    return std::find(n.free_gpus.begin(), n.free_gpus.end(), p) != n.free_gpus.end() ||
+           std::find(n.free_mig.begin(), n.free_mig.end(), p) != n.free_mig.end();
+  };
   if (only_free) {
-    for (auto it = n.free_gpus.begin(); it != n.free_gpus.end();) {
-      if (is_gpu(*it)) {
-        it = n.free_gpus.erase(it);
-        ++k;
-      } else {
-        ++it;
+    for (auto* list : {&n.free_gpus, &n.free_mig})
+      for (auto it = list->begin(); it != list->end();) {
+        if (is_gpu(*it)) {
+          it = list->erase(it);
+          ++k;
+        } else {
+          ++it;
+        }
       }
-    }
     if (k) st.TakeNow(n, {0, 0, k});
   } else {
-    for (uint32_t p = 0; p < n.snap->gpus.size(); ++p) {
-      bool free_now = std::find(n.free_gpus.begin(), n.free_gpus.end(), p) != n.free_gpus.end();
-      k += is_gpu(p) && n.snap->gpus[p].healthy && !free_now;
-    }
+    for (uint32_t p = 0; p < n.snap->gpus.size(); ++p)
+      k += is_gpu(p) && n.snap->gpus[p].healthy && !is_free(p);
   }
   if (k) st.AddEvent(n, until, {0, 0, k});
 }
 
-// The planner's view of `n`: instances taken by jobs started in this cycle are not free.
+// The planner's view of `n`: a unit (whole GPU or instance) that the snapshot listed and that
+// is not free now was taken by a job started in this cycle (or was never free).
 MigPlanNode PlanView(const NodeRt& n) {
   MigPlanNode pn{n.snap->name, n.snap->mig_gpus};
-  auto free_unit = [&](uint32_t gpu, const std::string& uuid) {
-    for (uint32_t p : n.free_gpus)
-      if (n.snap->gpus[p].index == gpu && n.snap->gpus[p].mig_uuid == uuid) return true;
+  std::vector<char> free(n.snap->gpus.size(), 0);
+  for (uint32_t p : n.free_gpus) free[p] = 1;
+  for (uint32_t p : n.free_mig) free[p] = 1;
+  std::vector<std::pair<uint32_t, const std::string*>> taken;
+  for (uint32_t p = 0; p < n.snap->gpus.size(); ++p)
+    if (!free[p]) taken.push_back({n.snap->gpus[p].index, &n.snap->gpus[p].mig_uuid});
+  auto is_taken = [&](uint32_t gpu, const std::string& uuid) {
+    for (const auto& [i, u] : taken)
+      if (i == gpu && *u == uuid) return true;
     return false;
   };
   for (auto& g : pn.gpus) {
     if (g.reconfig_until > 0 || !g.reconfig_for.empty()) g.busy = true;
-    if (!g.mig_enabled && !free_unit(g.index, "")) g.busy = true;
-    for (auto& i : g.instances) i.free = i.free && free_unit(g.index, i.uuid);
+    if (is_taken(g.index, "")) g.busy = true;
+    for (auto& i : g.instances) i.free = i.free && !is_taken(g.index, i.uuid);
   }
   return pn;
+}
+
+bool AnyDynamic(const NodeSnap& n) {
+  for (const auto& g : n.mig_gpus)
+    if (g.dynamic) return true;
+  return false;
 }
 
 class MigPlanAction : public Action {
@@ -81,43 +99,51 @@ class MigPlanAction : public Action {
 
   void Execute(Session& s) override {
     ClusterState& st = s.state();
-    std::vector<MigPlanNode> view;
-    std::vector<uint32_t> rt;  // view index -> state node index
-    std::set<uint64_t> in_flight;
-    bool any_dynamic = false;
+    std::vector<uint32_t> cands;  // usable nodes with a dynamic MIG GPU (state indices)
     for (auto& n : st.nodes()) {
       if (n.snap->mig_gpus.empty()) continue;
       for (const auto& g : n.snap->mig_gpus) {
-        any_dynamic |= g.dynamic;
         if (g.reconfig_until == 0 && g.reconfig_for.empty()) continue;
         int64_t until = std::max(g.reconfig_until, s.now() + 1);
         HoldGpu(st, n, g.index, until, false);
-        for (uint64_t id : g.reconfig_for) in_flight.insert(id), until_[id] = until;
-        for (uint64_t id : g.reconfig_for) node_for_[id] = n.snap->name;
+        for (uint64_t id : g.reconfig_for) in_flight_[id] = {until, n.snap->name};
       }
-      if (!n.usable) continue;
-      view.push_back(PlanView(n));
-      rt.push_back(n.index);
+      if (n.usable && AnyDynamic(*n.snap)) cands.push_back(n.index);
     }
+    if (cands.empty() && in_flight_.empty()) return;  // no MIG planning here: O(nodes) only
     std::vector<MigDemand> demand;
+    std::map<uint64_t, JobInfo*> by_id;
     for (JobInfo* j : s.OrderedEligible()) {
-      if (in_flight.count(j->snap->id)) {
-        Wait(s, *j, until_[j->snap->id], node_for_[j->snap->id]);
+      auto f = in_flight_.find(j->snap->id);
+      if (f != in_flight_.end()) {
+        Wait(s, *j, f->second.first, f->second.second);
         continue;
       }
-      if (!any_dynamic || demand.size() >= depth_) continue;
-      auto d = Demand(s, *j, view, rt);
-      if (d.count > 0) demand.push_back(std::move(d));
+      if (cands.empty() || demand.size() >= depth_ || checks_ >= CheckBudget()) continue;
+      auto d = Demand(s, *j, cands);
+      if (d.count == 0) continue;
+      demand.push_back(std::move(d));
+      by_id[j->snap->id] = j;
     }
     if (demand.empty()) return;
+    // The planner sees only the nodes some demand may use (views copy every MIG instance).
+    std::vector<MigPlanNode> view;
+    std::vector<int> pos(cands.size(), -1);
+    for (auto& d : demand)
+      for (auto& p : d.nodes) {
+        if (pos[p] < 0) {
+          pos[p] = static_cast<int>(view.size());
+          view.push_back(PlanView(st.nodes()[cands[p]]));
+        }
+        p = static_cast<uint32_t>(pos[p]);
+      }
     auto plan = PlanMig(view, demand, {.allow_enable_mig = false});
     int64_t until = s.now() + std::max<int64_t>(1, reconfig_seconds_);
     for (auto& r : plan) {
       NodeRt* n = st.FindNode(r.node);
       if (n) HoldGpu(st, *n, r.gpu_index, until, true);
       for (uint64_t id : r.for_jobs)
-        for (JobInfo* j : s.OrderedEligible())
-          if (j->snap->id == id) Wait(s, *j, until, r.node);
+        if (by_id.count(id)) Wait(s, *by_id[id], until, r.node);
       s.result().mig_reconfigs.push_back(std::move(r));
     }
   }
@@ -134,36 +160,44 @@ class MigPlanAction : public Action {
     d.reserved_nodes = {node};
   }
 
-  MigDemand Demand(Session& s, JobInfo& j, const std::vector<MigPlanNode>& view,
-                   const std::vector<uint32_t>& rt) {
+  // The job as planner demand (count 0: not one), its nodes as positions in `cands`: the first
+  // kNodesPerDemand (in node order) in its partition, passing the predicates, with its CPUs and
+  // memory free over its time limit (bounded like sched_score_window: O(window), not O(nodes)).
+  MigDemand Demand(Session& s, JobInfo& j, const std::vector<uint32_t>& cands) {
     MigDemand d;
+    d.count = 0;
     const JobSnap& js = *j.snap;
     if (!Retryable(j.reason) || js.groups.size() != 1 || js.nodes_min > 1) return d;
     const GroupReq& g = js.groups[0];
-    std::string profile = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+    const std::string& profile =
+        g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
     if (!IsMigProfile(profile)) return d;
-    uint32_t count = g.per_task.gpus * g.count + g.per_node.gpus;
-    for (uint32_t v = 0; v < view.size(); ++v) {
-      const NodeRt& n = s.state().nodes()[rt[v]];
+    for (uint32_t c = 0; c < cands.size() && d.nodes.size() < kNodesPerDemand; ++c) {
+      ++checks_;
+      const NodeRt& n = s.state().nodes()[cands[c]];
       if (std::find(n.partitions.begin(), n.partitions.end(), static_cast<uint32_t>(j.partition)) ==
               n.partitions.end() ||
           !s.NodeOk(j, n))
         continue;
       Amount a = ClusterState::MinAvail(n, s.now(), s.now() + j.time_limit);
       if (a.cpus < j.total.cpus || a.mem < j.total.mem) continue;
-      d.nodes.push_back(v);
+      d.nodes.push_back(c);
     }
     if (d.nodes.empty()) return d;
     d.job_id = js.id;
     d.profile = profile;
-    d.count = count;
+    d.count = g.per_task.gpus * g.count + g.per_node.gpus;
     return d;
   }
 
+  static constexpr size_t kNodesPerDemand = 64;
+  // Node checks per cycle: when the MIG nodes are full, jobs find no node after scanning all of
+  // them; this bounds that work (4 x the checks of mig_plan_depth jobs finding their window).
+  uint64_t CheckBudget() const { return uint64_t{depth_} * kNodesPerDemand * 4; }
+  uint64_t checks_ = 0;
   int64_t reconfig_seconds_;
   uint32_t depth_;
-  std::map<uint64_t, int64_t> until_;
-  std::map<uint64_t, std::string> node_for_;
+  std::map<uint64_t, std::pair<int64_t, std::string>> in_flight_;  // job -> (until, node)
 };
 
 }  // namespace

@@ -106,17 +106,32 @@ TEST_CASE("migplan: static GPUs and GPUs with an instance in use are not re-laid
 TEST_CASE("migplan: the GPU being re-laid is held on the timeline (backfill sees it)") {
   auto cfg = BuildSchedConfig({});
   REQUIRE(cfg.ok());
-  // Only the first MIG job is planned; the second (1g.10gb, lower priority) is left to backfill.
+  // Job 1 (first in order) needs more CPUs than the node has: allocate blocks the partition
+  // there, so jobs 2 and 3 wait with Priority. Only the first MIG job (2, 3g.40gb) is planned;
+  // job 3 (1g.10gb) is left to backfill.
   cfg->mig_plan_depth = 1;
   cfg->mig_reconfig_seconds = 30;
-  auto r = RunCycle(Snap(MigNode(true), {MigJob(1, "3g.40gb", 1), MigJob(2, "1g.10gb", 1, 600)}),
+  JobSnap blocker = MigJob(1, "", 0);
+  blocker.groups[0].per_task.cpus = 32;
+  auto r = RunCycle(Snap(MigNode(true), {blocker, MigJob(2, "3g.40gb", 1), MigJob(3, "1g.10gb", 1, 600)}),
                     *cfg, Registry::Builtin());
   REQUIRE(r.mig_reconfigs.size() == 1);
-  CHECK(D(r, 1).reason == "MigReconfiguring");
-  CHECK(D(r, 1).expected_start == kNow + 30);
-  // Without the hold backfill would start job 2 now on a 1g instance of the GPU being re-laid.
-  CHECK(D(r, 2).kind == Decision::Kind::kPending);
-  CHECK(D(r, 2).expected_start >= kNow + 30);
+  CHECK(r.mig_reconfigs[0].for_jobs == std::vector<uint64_t>{2});
+  CHECK(D(r, 2).reason == "MigReconfiguring");
+  CHECK(D(r, 2).expected_start == kNow + 30);
+  // Without the hold backfill would start job 3 now on a 1g instance of the GPU being re-laid.
+  CHECK(D(r, 3).kind == Decision::Kind::kPending);
+  CHECK(D(r, 3).expected_start >= kNow + 30);
+}
+
+TEST_CASE("allocate passes over a job whose MIG profile no node offers now") {
+  // Job 1 asks 3g.40gb (no layout has it, the GPU is static): it does not block job 2 (1g.10gb).
+  SchedConfig cfg;
+  auto r = RunCycle(Snap(MigNode(false), {MigJob(1, "3g.40gb", 1), MigJob(2, "1g.10gb", 1)}), cfg,
+                    Registry::Builtin());
+  CHECK(D(r, 1).kind == Decision::Kind::kPending);
+  CHECK(D(r, 2).kind == Decision::Kind::kStart);
+  CHECK_FALSE(D(r, 2).backfilled);
 }
 
 TEST_CASE("migplan: a reconfiguration in flight keeps its jobs waiting and is not planned again") {

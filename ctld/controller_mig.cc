@@ -1,0 +1,72 @@
+// Dynamic MIG (MigStrategy=dynamic): ctld applies the scheduler's MigReconfigs. Each is checked
+// against the live node (connected, GPU in MIG mode, every destroyed instance still free), sent
+// to noded as ConfigureMig with explicit starts, and the GPU is held (MigInFlight: the next
+// snapshots list it busy with its units not free) until noded answers MigConfigured. The answer
+// updates the node's GPU layout (OnGpuUpdate, agent_service.cc) and a new cycle starts the jobs
+// on the new instances. A refused or unanswered reconfiguration is logged, the GPU released and
+// not planned again for a minute.
+#include <algorithm>
+
+#include "ctld/controller.h"
+#include "ctld/log.h"
+
+namespace tessera::ctld {
+namespace {
+
+constexpr int64_t kRefusedCooldownS = 60;
+
+std::string Describe(const sched::MigReconfig& r) {
+  std::string s = "node " + r.node + " GPU " + std::to_string(r.gpu_index) + ": destroy " +
+                  std::to_string(r.destroy.size()) + " instance(s), create";
+  for (const auto& [p, st] : r.create) s += " " + p + "@" + std::to_string(st);
+  s += " for job(s)";
+  for (uint64_t j : r.for_jobs) s += " " + std::to_string(j);
+  return s;
+}
+
+// Why the live node no longer allows `r` ("" = it does).
+std::string LiveRefusal(const NodeRuntime* n, const sched::MigReconfig& r) {
+  if (!n || !n->link) return "node not connected";
+  auto g = std::find_if(n->gpus.begin(), n->gpus.end(),
+                        [&](const GpuState& s) { return s.index == r.gpu_index; });
+  if (g == n->gpus.end()) return "no such GPU";
+  if (std::count(n->alloc_gpus.begin(), n->alloc_gpus.end(), r.gpu_index)) return "GPU held whole";
+  for (const auto& m : g->mig)
+    if (m.in_use_by_job && std::count(r.destroy.begin(), r.destroy.end(), m.uuid))
+      return "instance " + m.uuid + " in use by job " + std::to_string(m.in_use_by_job);
+  return "";
+}
+
+}  // namespace
+
+void Controller::ApplyMigReconfigs(const std::vector<sched::MigReconfig>& reconfigs) {
+  int64_t now = clock_->Now();
+  for (const auto& r : reconfigs) {
+    if (mig_in_flight_.Find(r.node, r.gpu_index)) continue;
+    std::string why = LiveRefusal(nodes_.Find(r.node), r);
+    if (!why.empty()) {
+      Log("dynamic MIG: not applied (" + why + "): " + Describe(r));
+      continue;
+    }
+    std::vector<NodeLink::MigPlacementReq> create;
+    for (const auto& [p, st] : r.create) create.push_back({p, static_cast<int64_t>(st)});
+    int64_t until = now + std::max<int64_t>(1, sched_cfg_->mig_reconfig_seconds);
+    mig_in_flight_.Start(r.node, r.gpu_index, {until, r.for_jobs});
+    Log("dynamic MIG: reconfiguring " + Describe(r));
+    std::string node = r.node;
+    uint32_t gpu = r.gpu_index;
+    ConfigureMig(node, gpu, false, r.destroy, create, [this, node, gpu](Result<GpuState> res) {
+      mig_in_flight_.Finish(node, gpu);
+      if (res.ok()) {
+        Log("dynamic MIG: node " + node + " GPU " + std::to_string(gpu) + " reconfigured");
+      } else {
+        Log("dynamic MIG: node " + node + " GPU " + std::to_string(gpu) +
+            " reconfiguration refused: " + res.status().message() + " (GPU released)");
+        mig_in_flight_.Refused(node, gpu, clock_->Now() + kRefusedCooldownS);
+      }
+      RequestSchedule();
+    });
+  }
+}
+
+}  // namespace tessera::ctld

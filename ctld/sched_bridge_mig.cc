@@ -1,0 +1,88 @@
+#include "ctld/sched_bridge_mig.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/mig_profiles.h"
+
+namespace tessera::ctld {
+namespace {
+
+// How many instances of `p` an empty GPU of model `m` holds.
+uint32_t EmptyCapacity(const MigModel& m, const MigProfile& p) {
+  for (uint32_t k = p.max_instances; k > 0; --k)
+    if (PlaceMigProfiles(m, {}, std::vector<std::string>(k, p.name)).ok()) return k;
+  return 0;
+}
+
+sched::MigGpuSnap MigGpuOf(const GpuState& g, const MigModel& m, bool dynamic, bool held_whole,
+                           const std::set<std::string>& held) {
+  sched::MigGpuSnap mg;
+  mg.index = g.index;
+  mg.mig_model = m.name;
+  mg.mig_enabled = g.mig_enabled;
+  mg.dynamic = dynamic;
+  mg.busy = !g.healthy || held_whole;
+  for (const auto& i : g.mig) {
+    bool free = i.in_use_by_job == 0 && !held.count(i.uuid);
+    mg.instances.push_back({i.profile, i.start, i.uuid, free});
+  }
+  return mg;
+}
+
+}  // namespace
+
+void FillMigGpus(sched::ClusterSnapshot& s, const ClusterConfig& cfg, NodeTable& nodes,
+                 const std::vector<const JobRecord*>& active, const MigInFlight& in_flight) {
+  std::map<std::string, std::set<std::string>> held;  // node -> MIG UUIDs held by jobs
+  for (const JobRecord* j : active)
+    for (const auto& a : j->alloc) held[a.node].insert(a.mig_uuids.begin(), a.mig_uuids.end());
+  static const std::set<std::string> kNone;
+  for (auto& ns : s.nodes) {
+    NodeRuntime* rt = nodes.Find(ns.name);
+    if (!rt) continue;
+    bool dynamic = cfg.MigDynamic(ns.name);
+    auto h = held.find(ns.name);
+    for (const auto& g : rt->gpus) {
+      const MigModel* m = FindMigModel(g.model);
+      if (!m) continue;
+      bool whole = std::count(rt->alloc_gpus.begin(), rt->alloc_gpus.end(), g.index) > 0;
+      sched::MigGpuSnap mg = MigGpuOf(g, *m, dynamic, whole, h == held.end() ? kNone : h->second);
+      if (in_flight.CoolingDown(ns.name, g.index, s.now)) mg.busy = true;
+      if (const auto* f = in_flight.Find(ns.name, g.index)) {
+        mg.busy = true;
+        mg.reconfig_until = f->until;
+        mg.reconfig_for = f->for_jobs;
+        for (auto& i : mg.instances) i.free = false;
+        for (auto& u : ns.gpus)
+          if (u.index == g.index) u.free = false;
+      }
+      ns.mig_gpus.push_back(std::move(mg));
+    }
+  }
+}
+
+sched::ClusterSnapshot DynamicMigCluster(sched::ClusterSnapshot empty, const ClusterConfig& cfg,
+                                         NodeTable& nodes, const std::string& profile) {
+  for (auto& ns : empty.nodes) {
+    if (!cfg.MigDynamic(ns.name)) continue;
+    std::vector<std::string> models;  // one entry per GPU
+    NodeRuntime* rt = nodes.Find(ns.name);
+    if (rt && !rt->gpus.empty()) {
+      for (const auto& g : rt->gpus) models.push_back(g.model);
+    } else if (const NodeConfig* nc = cfg.FindNode(ns.name)) {
+      for (const auto& [model, count] : nc->gres_gpus) models.insert(models.end(), count, model);
+    }
+    uint32_t idx = 0;
+    for (const auto& model : models) {
+      const MigModel* m = FindMigModel(model);
+      const MigProfile* p = m ? FindMigProfile(*m, profile) : nullptr;
+      uint32_t k = p ? EmptyCapacity(*m, *p) : 0;
+      for (uint32_t i = 0; i < k; ++i) ns.gpus.push_back({idx, profile, true, true});
+      ++idx;
+    }
+  }
+  return empty;
+}
+
+}  // namespace tessera::ctld
