@@ -110,11 +110,11 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
     ns.idle = rt->jobs.empty();
     if (!rt->gpus.empty()) {  // what the node reported wins over gres config
       ns.gpus = ReportedGpus(*rt, false);
+      FillSharePools(ns, *rt);
       continue;
     }
     for (auto& g : ns.gpus)
       if (std::count(rt->alloc_gpus.begin(), rt->alloc_gpus.end(), g.index)) g.free = false;
-    if (!rt->gpus.empty()) FillSharePools(ns, *rt);
   }
   // Held jobs keep their JobHeld* reason and cannot start: leaving them out keeps cycles
   // proportional to the jobs that can actually run. They stay in when some job has a

@@ -12,10 +12,6 @@ from harness import Cluster, wait_for
 SEVEN_1G = ",".join(["1g.10gb"] * 7)
 GRES = (f"NodeName=it[1-2] Name=gpu Type=h100 Count=1 MemoryMiB=81920 Simulated=yes "
         f"MigEnabled=yes MigLayout={SEVEN_1G}\n")
-# Placing jobs on MIG instances (GpuSnap per instance, allocation mig_uuids, CUDA_VISIBLE_DEVICES
-# =MIG-...) is the MIG-placement part of issue 14 (branch h14-mig), not in this branch.
-NEEDS_PLACEMENT = ("needs MIG instance placement in the scheduler and noded (issue 14 §2 static "
-                   "MIG, branch h14-mig): without it no job can hold or run on a MIG instance")
 
 
 class MigDynCluster(Cluster):
@@ -72,7 +68,6 @@ def test_a_profile_no_dynamic_gpu_can_offer_is_refused_at_submit(mc):
     assert p.returncode != 0 and "never be satisfied" in p.stderr, p.stderr
 
 
-@pytest.mark.skip(reason=NEEDS_PLACEMENT)
 def test_pending_profile_job_runs_on_the_new_instance(mc):
     work = mc.user_dir("tessera-alice")
     job = mc.submit(["--gres=gpu:2g.20gb:1", "-o", "mig.out", "--wrap", "echo $CUDA_VISIBLE_DEVICES"],
@@ -83,7 +78,6 @@ def test_pending_profile_job_runs_on_the_new_instance(mc):
     assert "2g.20gb@" in layout(mc, "it1")
 
 
-@pytest.mark.skip(reason=NEEDS_PLACEMENT)
 def test_a_gpu_with_an_instance_in_use_is_never_touched(mc):
     work = mc.user_dir("tessera-bob")
     holder = mc.submit(["-w", "it1", "--gres=gpu:1g.10gb:1", "--wrap", "sleep 30"],

@@ -87,7 +87,7 @@ def test_mps_jobs_share_one_gpu_and_a_whole_gpu_job_gets_the_other(share):
     # tcontrol show node and tinfo --gpus show the shares in use.
     show = c.run(["tcontrol", "show", "node", "it1"]).stdout
     assert "Gres=gpu:a100:2,mps:200,shard:8" in show, show
-    assert f"GresUsed=mps:100(IDX:{gpu}),shard:0" in show, show
+    assert f"GresUsed=gpu:a100:1,mps:100(IDX:{gpu}),shard:0" in show, show
     pool = c.run(["tinfo", "--gpus"]).stdout
     assert f"{gpu}:mps[100/100]" in pool and "1 shared (mps/shard)" in pool, pool
     # The last mps job's end stops the daemon; until then it runs.

@@ -84,7 +84,7 @@ TEST_CASE("tcontrol show node and tinfo --gpus show MPS and shard totals and use
   CHECK(ShareGresUsed(n) == "mps:50(IDX:0),shard:3(IDX:1)");
   std::string show = FormatNodeDetail(n);
   CHECK(show.find("   Gres=gpu:a100:2,mps:200,shard:8\n") != std::string::npos);
-  CHECK(show.find("   GresUsed=mps:50(IDX:0),shard:3(IDX:1)\n") != std::string::npos);
+  CHECK(show.find("   GresUsed=gpu:a100:0,mps:50(IDX:0),shard:3(IDX:1)\n") != std::string::npos);
   std::string pool = FormatGpuPool({n}, {});
   CHECK(pool.find("[ss]  0:mps[50/100] 1:shard[3/4]") != std::string::npos);
   CHECK(pool.find("2 shared (mps/shard)") != std::string::npos);
