@@ -217,4 +217,10 @@ Result<std::vector<MigPlacement>> PlaceMigProfiles(const MigModel& m,
                                    layout.end());
 }
 
+uint32_t MigEmptyCapacity(const MigModel& m, const MigProfile& p) {
+  for (uint32_t k = p.max_instances; k > 0; --k)
+    if (PlaceMigProfiles(m, {}, std::vector<std::string>(k, p.name)).ok()) return k;
+  return 0;
+}
+
 }  // namespace tessera

@@ -62,6 +62,9 @@ const MigProfile* FindMigProfile(const MigModel& m, const std::string& profile);
 Status ValidateMigLayout(const MigModel& m, const std::vector<MigPlacement>& layout,
                          uint32_t driver_major = 0);
 
+// How many instances of `p` an empty GPU of model `m` holds (0..max_instances).
+uint32_t MigEmptyCapacity(const MigModel& m, const MigProfile& p);
+
 // Places `profiles` (no starts given) after `existing`: backtracking over allowed starts,
 // larger profiles first. NotFound-style InvalidArgument when they do not fit.
 Result<std::vector<MigPlacement>> PlaceMigProfiles(const MigModel& m,

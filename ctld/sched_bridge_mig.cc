@@ -8,13 +8,6 @@
 namespace tessera::ctld {
 namespace {
 
-// How many instances of `p` an empty GPU of model `m` holds.
-uint32_t EmptyCapacity(const MigModel& m, const MigProfile& p) {
-  for (uint32_t k = p.max_instances; k > 0; --k)
-    if (PlaceMigProfiles(m, {}, std::vector<std::string>(k, p.name)).ok()) return k;
-  return 0;
-}
-
 sched::MigGpuSnap MigGpuOf(const GpuState& g, const MigModel& m, bool dynamic, bool held_whole,
                            const std::set<std::string>& held) {
   sched::MigGpuSnap mg;
@@ -68,16 +61,17 @@ sched::ClusterSnapshot DynamicMigCluster(sched::ClusterSnapshot empty, const Clu
     if (!cfg.MigDynamic(ns.name)) continue;
     std::vector<std::string> models;  // one entry per GPU
     NodeRuntime* rt = nodes.Find(ns.name);
+    std::vector<uint64_t> memory;  // MiB per GPU (0 = unknown: the name decides)
     if (rt && !rt->gpus.empty()) {
-      for (const auto& g : rt->gpus) models.push_back(g.model);
+      for (const auto& g : rt->gpus) models.push_back(g.model), memory.push_back(g.memory_mib);
     } else if (const NodeConfig* nc = cfg.FindNode(ns.name)) {
       for (const auto& [model, count] : nc->gres_gpus) models.insert(models.end(), count, model);
     }
     uint32_t idx = 0;
     for (const auto& model : models) {
-      const MigModel* m = FindMigModel(model);
+      const MigModel* m = FindMigModelFor(model, idx < memory.size() ? memory[idx] : 0);
       const MigProfile* p = m ? FindMigProfile(*m, profile) : nullptr;
-      uint32_t k = p ? EmptyCapacity(*m, *p) : 0;
+      uint32_t k = p ? MigEmptyCapacity(*m, *p) : 0;
       for (uint32_t i = 0; i < k; ++i) ns.gpus.push_back({idx, profile, true, true});
       ++idx;
     }

@@ -129,7 +129,11 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
       run.last_end = std::max(run.last_end, t);
     }
     for (; next < trace.size() && trace[next].submit == t; ++next) {
-      Status st = sched::CheckSatisfiable(run.jobs[next].snap, empty);
+      const sched::JobSnap& js = run.jobs[next].snap;
+      Status st = sched::CheckSatisfiable(js, empty);
+      if (!st.ok() && js.groups.size() == 1)  // MigStrategy=dynamic: a GPU may be re-laid
+        if (sched::CheckSatisfiable(js, DynamicMigCapacity(empty, js.groups[0].per_task.gpu_model)).ok())
+          st = Status::Ok();
       if (st.ok()) pending.push_back(next);
       else run.jobs[next].rejected = st.message();
     }

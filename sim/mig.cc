@@ -158,6 +158,17 @@ void ApplyMigVariant(MigVariant v, std::vector<TraceJob>& trace) {
     }
 }
 
+sched::ClusterSnapshot DynamicMigCapacity(sched::ClusterSnapshot empty, const std::string& profile) {
+  for (auto& n : empty.nodes)
+    for (const auto& g : n.mig_gpus) {
+      const MigModel* m = g.dynamic ? FindMigModel(g.mig_model) : nullptr;
+      const MigProfile* p = m ? FindMigProfile(*m, profile) : nullptr;
+      for (uint32_t k = p ? MigEmptyCapacity(*m, *p) : 0; k > 0; --k)
+        n.gpus.push_back({g.index, profile, true, true, "MIG-capacity"});
+    }
+  return empty;
+}
+
 void MigLive::Use(sched::NodeSnap& n, const sched::NodePlacement& p, bool take) {
   for (const auto& u : p.mig_uuids) {
     for (auto& g : n.gpus)

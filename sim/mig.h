@@ -62,6 +62,11 @@ uint64_t UsefulGpuMemMib(const TraceJob& t, uint64_t whole_gpu_mem_mib);
 // kWhole: a profile request becomes a request for that many whole GPUs of any type.
 void ApplyMigVariant(MigVariant v, std::vector<TraceJob>& trace);
 
+// `empty` with, on every dynamic MIG GPU of each node, as many free `profile` units as an empty
+// GPU of its model holds: what "busy vs never" at submit sees for MigStrategy=dynamic (as ctld's
+// DynamicMigCluster). Unchanged when `profile` is not a profile of any dynamic GPU's model.
+sched::ClusterSnapshot DynamicMigCapacity(sched::ClusterSnapshot empty, const std::string& profile);
+
 // Live MIG state during a replay. The planner never switches a GPU's MIG mode (that needs a GPU
 // reset), so a reconfigured GPU is in MIG mode before and after.
 struct MigLive {
