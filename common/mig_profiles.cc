@@ -217,6 +217,13 @@ Result<std::vector<MigPlacement>> PlaceMigProfiles(const MigModel& m,
                                    layout.end());
 }
 
+bool IsMigProfileName(const std::string& name) {
+  if (name.empty()) return false;
+  for (const auto& m : MigModels())
+    if (FindMigProfile(m, name)) return true;
+  return false;
+}
+
 uint32_t MigEmptyCapacity(const MigModel& m, const MigProfile& p) {
   for (uint32_t k = p.max_instances; k > 0; --k)
     if (PlaceMigProfiles(m, {}, std::vector<std::string>(k, p.name)).ok()) return k;

@@ -57,6 +57,8 @@ const MigModel* FindMigModel(const std::string& model);
 // otherwise (or with memory_mib 0) the name alone decides. nullptr when the name is unknown.
 const MigModel* FindMigModelFor(const std::string& model, uint64_t memory_mib);
 const MigProfile* FindMigProfile(const MigModel& m, const std::string& profile);
+// Whether `name` is a profile of some model ("3g.40gb": true; "h100", "": false).
+bool IsMigProfileName(const std::string& name);
 
 // OK or InvalidArgument naming the first violated rule and the instance(s) involved.
 Status ValidateMigLayout(const MigModel& m, const std::vector<MigPlacement>& layout,

@@ -10,13 +10,6 @@
 namespace tessera::ctld {
 namespace {
 
-bool IsMigProfileName(const std::string& name) {
-  if (name.empty()) return false;
-  for (const auto& m : MigModels())
-    if (FindMigProfile(m, name)) return true;
-  return false;
-}
-
 std::set<std::string> AskedProfiles(const sched::JobSnap& job) {
   std::set<std::string> out;
   for (const auto& g : job.groups)

@@ -44,9 +44,7 @@ class ProfileAbsent {
     auto key = std::make_pair(j.partition, model);
     auto it = memo_.find(key);
     if (it != memo_.end()) return it->second;
-    bool profile = false;
-    for (const auto& m : MigModels()) profile = profile || FindMigProfile(m, model) != nullptr;
-    bool absent = profile;
+    bool absent = IsMigProfileName(model);
     for (uint32_t n : s.state().PartitionNodes(j.partition))
       absent = absent && !ClusterState::HasGpuModel(s.state().nodes()[n], model);
     return memo_[key] = absent;

@@ -28,13 +28,6 @@
 namespace tessera::sched {
 namespace {
 
-bool IsMigProfile(const std::string& name) {
-  if (name.empty()) return false;
-  for (const auto& m : MigModels())
-    if (FindMigProfile(m, name)) return true;
-  return false;
-}
-
 // Removes GPU `gpu`'s free units (whole or MIG instances) from `n` now and gives them back at
 // `until`.
 void HoldGpu(ClusterState& st, NodeRt& n, uint32_t gpu, int64_t until, bool only_free) {
@@ -171,7 +164,7 @@ class MigPlanAction : public Action {
     const GroupReq& g = js.groups[0];
     const std::string& profile =
         g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
-    if (!IsMigProfile(profile)) return d;
+    if (!IsMigProfileName(profile)) return d;
     for (uint32_t c = 0; c < cands.size() && d.nodes.size() < kNodesPerDemand; ++c) {
       ++checks_;
       const NodeRt& n = s.state().nodes()[cands[c]];
