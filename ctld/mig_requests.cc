@@ -40,7 +40,9 @@ sched::ClusterSnapshot MigCapacityCluster(const ClusterConfig& cfg, NodeTable& n
     if (!rt || rt->gpus.empty()) {  // layout unknown until the node reports: it may offer them
       std::vector<sched::GpuSnap> extra;
       for (const auto& g : ns.gpus)
-        for (const auto& p : asked) AddPossible(FindMigModel(g.model), g.index, p, &extra);
+        for (const auto& p : asked)
+          AddPossible(FindMigModelFor(g.model, ConfiguredGpuMemory(cfg, ns.name, g.index)), g.index,
+                      p, &extra);
       ns.gpus.insert(ns.gpus.end(), extra.begin(), extra.end());
       continue;
     }

@@ -37,7 +37,7 @@ void FillMigGpus(sched::ClusterSnapshot& s, const ClusterConfig& cfg, NodeTable&
     bool dynamic = cfg.MigDynamic(ns.name);
     auto h = held.find(ns.name);
     for (const auto& g : rt->gpus) {
-      const MigModel* m = FindMigModel(g.model);
+      const MigModel* m = FindMigModelFor(g.model, g.memory_mib);
       if (!m) continue;
       bool whole = std::count(rt->alloc_gpus.begin(), rt->alloc_gpus.end(), g.index) > 0;
       sched::MigGpuSnap mg = MigGpuOf(g, *m, dynamic, whole, h == held.end() ? kNone : h->second);
@@ -55,6 +55,17 @@ void FillMigGpus(sched::ClusterSnapshot& s, const ClusterConfig& cfg, NodeTable&
   }
 }
 
+uint64_t ConfiguredGpuMemory(const ClusterConfig& cfg, const std::string& node, uint32_t index) {
+  auto it = cfg.gpus.find(node);
+  if (it == cfg.gpus.end()) return 0;
+  uint32_t first = 0;
+  for (const auto& d : it->second) {
+    if (index < first + d.count) return d.memory_mib;
+    first += d.count;
+  }
+  return 0;
+}
+
 sched::ClusterSnapshot DynamicMigCluster(sched::ClusterSnapshot empty, const ClusterConfig& cfg,
                                          NodeTable& nodes, const std::string& profile) {
   for (auto& ns : empty.nodes) {
@@ -66,6 +77,7 @@ sched::ClusterSnapshot DynamicMigCluster(sched::ClusterSnapshot empty, const Clu
       for (const auto& g : rt->gpus) models.push_back(g.model), memory.push_back(g.memory_mib);
     } else if (const NodeConfig* nc = cfg.FindNode(ns.name)) {
       for (const auto& [model, count] : nc->gres_gpus) models.insert(models.end(), count, model);
+      for (uint32_t i = 0; i < models.size(); ++i) memory.push_back(ConfiguredGpuMemory(cfg, ns.name, i));
     }
     uint32_t idx = 0;
     for (const auto& model : models) {

@@ -51,6 +51,10 @@ class MigInFlight {
 void FillMigGpus(sched::ClusterSnapshot& s, const ClusterConfig& cfg, NodeTable& nodes,
                  const std::vector<const JobRecord*>& active, const MigInFlight& in_flight);
 
+// The MemoryMiB= of GPU `index` of `node` in gres.conf (0 when not declared): with the type it
+// picks the MIG tables (FindMigModelFor) of a GPU that has not reported yet.
+uint64_t ConfiguredGpuMemory(const ClusterConfig& cfg, const std::string& node, uint32_t index);
+
 // `empty` (SchedBridge::EmptyCluster) with, on dynamic nodes, `profile` units added for every
 // GPU (reported, else configured) whose MIG model has that profile. Unchanged when `profile` is
 // not a MIG profile or no node is dynamic.

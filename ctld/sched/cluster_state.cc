@@ -106,6 +106,17 @@ bool ClusterState::HasGpuModel(const NodeRt& n, const std::string& model) {
   return false;
 }
 
+bool ClusterState::PartitionHasModel(int id, const std::string& model) const {
+  if (model.empty()) return true;
+  auto key = std::make_pair(id, model);
+  auto it = part_models_.find(key);
+  if (it != part_models_.end()) return it->second;
+  bool has = false;
+  for (uint32_t n : part_nodes_[static_cast<size_t>(id)])
+    if ((has = HasGpuModel(nodes_[n], model))) break;
+  return part_models_[key] = has;
+}
+
 void ClusterState::AddEvent(NodeRt& n, int64_t time, const Amount& delta) {
   auto it = std::upper_bound(n.events.begin(), n.events.end(), time,
                              [](int64_t t, const TimeEvent& e) { return t < e.time; });

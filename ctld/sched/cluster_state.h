@@ -12,6 +12,7 @@
 // configured order (node Weight, then config order). "Open" lists hold the nodes of a partition
 // that may still have free CPUs (resp. GPUs) now; they shrink lazily as nodes fill up.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -93,6 +94,9 @@ class ClusterState {
   static int64_t FreeGpusNow(const NodeRt& n, const std::string& model);
   // Whether `n` has any unit of `model` (a type or a profile; "" and kAllGpuUnits: true).
   static bool HasGpuModel(const NodeRt& n, const std::string& model);
+  // Whether some node of partition `id` has units of `model` ("" : true). Memoized: node models
+  // do not change within a cycle.
+  bool PartitionHasModel(int id, const std::string& model) const;
 
   // Mutations (used by Statement, which can undo them).
   void AddEvent(NodeRt& n, int64_t time, const Amount& delta);
@@ -108,6 +112,7 @@ class ClusterState {
   std::unordered_map<std::string, int> part_index_;
   std::vector<std::vector<uint32_t>> part_nodes_, open_cpu_, open_gpu_;
   std::vector<Amount> part_free_;
+  mutable std::map<std::pair<int, std::string>, bool> part_models_;
 };
 
 }  // namespace tessera::sched

@@ -305,22 +305,13 @@ StartOutcome TryStartNow(Session& s, JobInfo& j, bool backfill) {
 
 namespace {
 
-// Whether some usable node of the job's partition has units of every GPU model the job names
-// (a reservation for a type or profile that no node offers would scan every start time).
+// Whether the job's partition has units of every GPU model the job names (a reservation for a
+// type or profile no node offers would scan every start time).
 bool ModelsOffered(Session& s, const JobInfo& j) {
   for (const auto& g : j.snap->groups)
-    for (const std::string* m : {&g.per_task.gpu_model, &g.per_node.gpu_model}) {
-      if (m->empty()) continue;
-      bool found = false;
-      for (uint32_t i : s.state().PartitionNodes(j.partition)) {
-        const NodeRt& n = s.state().nodes()[i];
-        if (n.usable && ClusterState::HasGpuModel(n, *m)) {
-          found = true;
-          break;
-        }
-      }
-      if (!found) return false;
-    }
+    if (!s.state().PartitionHasModel(j.partition, g.per_task.gpu_model) ||
+        !s.state().PartitionHasModel(j.partition, g.per_node.gpu_model))
+      return false;
   return true;
 }
 

@@ -30,42 +30,27 @@ class EnqueueAction : public Action {
 // A job asking a MIG profile that no node of its partition offers now can only start after a
 // reconfiguration (the migplan action plans it and holds the GPU): it can neither start nor be
 // reserved now, so allocate and backfill pass over it without scanning nodes (reason
-// Resources) and it blocks nobody. Memoized per (partition, profile).
-class ProfileAbsent {
- public:
-  bool operator()(Session& s, const JobInfo& j) {
-    std::string model;
-    for (const auto& g : j.snap->groups) {
-      const std::string& m =
-          g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
-      if (!m.empty()) model = m;
-    }
-    if (model.empty()) return false;
-    auto key = std::make_pair(j.partition, model);
-    auto it = memo_.find(key);
-    if (it != memo_.end()) return it->second;
-    bool absent = IsMigProfileName(model);
-    for (uint32_t n : s.state().PartitionNodes(j.partition))
-      absent = absent && !ClusterState::HasGpuModel(s.state().nodes()[n], model);
-    return memo_[key] = absent;
+// Resources) and it blocks nobody.
+bool ProfileAbsent(Session& s, const JobInfo& j) {
+  std::string model;
+  for (const auto& g : j.snap->groups) {
+    const std::string& m = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+    if (!m.empty()) model = m;
   }
-
- private:
-  std::map<std::pair<int, std::string>, bool> memo_;
-};
+  return !s.state().PartitionHasModel(j.partition, model) && IsMigProfileName(model);
+}
 
 class AllocateAction : public Action {
  public:
   std::string Name() const override { return "allocate"; }
   void Execute(Session& s) override {
     std::vector<bool> blocked(s.state().PartitionCount(), false);
-    ProfileAbsent absent;
     for (JobInfo* j : s.OrderedEligible()) {
       if (blocked[static_cast<size_t>(j->partition)]) {
         j->reason = "Priority";
         continue;
       }
-      if (absent(s, *j)) {  // cannot start now (nor be reserved): no node scan
+      if (ProfileAbsent(s, *j)) {  // cannot start now (nor be reserved): no node scan
         j->reason = "Resources";
         continue;
       }
@@ -86,9 +71,8 @@ class BackfillAction : public Action {
   void Execute(Session& s) override {
     uint32_t reserved = 0;
     std::vector<bool> waiting_ahead(s.state().PartitionCount(), false);
-    ProfileAbsent absent;
     for (JobInfo* j : s.OrderedEligible()) {
-      if (!Retryable(j->reason) || absent(s, *j)) continue;
+      if (!Retryable(j->reason) || ProfileAbsent(s, *j)) continue;
       auto part = static_cast<size_t>(j->partition);
       StartOutcome r = TryStartNow(s, *j, true);
       if (r == StartOutcome::kStarted || r == StartOutcome::kLimited) continue;
