@@ -48,12 +48,48 @@ struct QosConfig {
   std::string where;
 };
 
+// Association limits (issue 16 §1; sacctmgr's names). -1 / Unlimited() = no limit.
+struct AssocLimits {
+  TresLimit grp_tres;                    // running jobs of the association (and its children)
+  int64_t grp_jobs = -1;                 // running jobs
+  int64_t grp_submit_jobs = -1;          // pending + running
+  TresLimit max_tres_per_job;
+  int64_t max_jobs = -1;                 // running jobs per user
+  int64_t max_submit_jobs = -1;          // pending + running per user
+  int64_t max_wall = -1;                 // seconds
+};
+
+// An account: a node of the account tree and a queue (DESIGN §4). The live tree is kept by
+// ctld from the durable association store (seeded from AccountName= lines; `tacctmgr` changes
+// it); the scheduler and the fair-share code read it from here.
 struct AccountConfig {
   std::string name;
-  std::string parent;                    // "" = top level
+  std::string parent;                    // "" = top level (under root)
   TresLimit grp_tres;                    // running jobs of this account and its children
   int64_t grp_jobs = -1;
   std::string where;
+  // --- issue 16 ---
+  uint32_t fairshare = 1;                // Fairshare= (sacctmgr "Share"), raw shares
+  AssocLimits limits;                    // GrpTRES above stays the config's; limits.grp_tres ==
+                                         // grp_tres once the store owns the account
+  std::vector<std::string> qos;          // QOS= allowed; empty = every QoS
+  std::string default_qos;               // DefaultQOS=
+  std::string description, organization;
+  // Queue semantics (§2): guaranteed share, hard cap, weight for idle capacity.
+  TresLimit guarantee;                   // Guarantee=gres/gpu=16 (-1 = none)
+  TresLimit limit;                       // Limit= hard cap (-1 = none)
+  uint32_t weight = 1;                   // Weight= share of idle capacity lent by weight
+  bool reclaimable = true;               // Reclaimable=: borrowed capacity may be reclaimed
+};
+
+// A user's association with an account (sacctmgr "assoc" rows for users).
+struct UserAssocConfig {
+  std::string user;
+  std::string account;
+  uint32_t fairshare = 1;
+  AssocLimits limits;
+  std::vector<std::string> qos;          // empty = the account's
+  std::string default_qos;
 };
 
 struct SchedConfig {
@@ -81,6 +117,11 @@ struct SchedConfig {
   std::map<std::string, QosConfig> qos;
   std::string default_qos = "normal";
   std::map<std::string, AccountConfig> accounts;
+  // --- issue 16: associations (kept live by ctld from the store) ---
+  std::vector<UserAssocConfig> user_assocs;
+  std::map<std::string, std::string> default_account;  // user -> DefaultAccount
+  // AccountingStorageEnforce= (associations, limits, qos, safe...): what submit refuses.
+  bool enforce_associations = false, enforce_limits = false, enforce_qos = false;
   std::vector<std::string> warnings;
 
   const QosConfig* FindQos(const std::string& name) const;

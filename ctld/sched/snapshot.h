@@ -12,8 +12,11 @@
 //  - Times are epoch seconds; durations are seconds.
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "common/topology_config.h"
 
 namespace tessera::sched {
 
@@ -132,6 +135,11 @@ struct JobSnap {
   uint32_t array_max_running = 0;  // the "%N" of --array; 0 = unlimited
   std::string hold_reason;     // "" = not held, else "JobHeldUser" / "JobHeldAdmin"
   double fairshare = 0;        // 0..1 fair-share factor (filled by the fair-share issue)
+  // --- topology (issue 15) ---
+  uint32_t switches = 0;         // --switches=N: at most N leaf switches (tree); 0 = not asked
+  int64_t switches_wait_s = 0;   // ...waiting at most this long after eligible_time, then relax
+  uint32_t segment = 0;          // --segment=N (block): placed in segments of N nodes, each in
+                                 // one block; 0 = not asked
 };
 
 struct PartitionSnap {
@@ -141,6 +149,10 @@ struct PartitionSnap {
   int64_t max_time = -1;       // seconds; -1 unlimited
   int64_t default_time = -1;   // seconds; -1 = max_time
   uint32_t priority_tier = 1;
+  // TopologyMode=required|preferred (issue 15; PartitionName= line, QoS may override): required
+  // = a job waits (reason Topology...) rather than spread over more leaves/blocks than its
+  // lowest fitting tier; preferred = the lowest tier that has room now.
+  bool topology_required = false;
 };
 
 // Resources one running job holds on one node.
@@ -170,8 +182,31 @@ struct FinishedSnap {
   bool ok = false;             // COMPLETED with exit code 0
 };
 
+// Network topology (issue 15) as the scheduler sees it. Built from common/topology_config.h by
+// BuildTopologySnap (ctld/sched/topology.h) against the snapshot's node order; shared between
+// cycles (immutable), so copying a snapshot stays cheap.
+struct TopologySnap {
+  TopologyKind kind = TopologyKind::kFlat;
+  struct Switch {                   // kTree
+    std::string name;
+    int32_t parent = -1;            // index into switches; -1 = a root
+    uint32_t level = 0;             // 0 = leaf (has nodes), parents are higher
+    std::vector<uint32_t> nodes;    // snapshot node indices (leaves)
+    std::vector<uint32_t> children; // switch indices
+  };
+  std::vector<Switch> switches;
+  struct Block {                    // kBlock
+    std::string name;
+    std::vector<uint32_t> nodes;    // snapshot node indices, in file order
+  };
+  std::vector<Block> blocks;
+  std::vector<uint32_t> block_sizes;  // ascending, in nodes
+  std::vector<int32_t> node_leaf;     // per snapshot node: leaf switch or block index; -1 none
+};
+
 struct ClusterSnapshot {
   int64_t now = 0;
+  std::shared_ptr<const TopologySnap> topology;  // null = flat
   std::vector<NodeSnap> nodes;
   std::vector<PartitionSnap> partitions;
   std::vector<JobSnap> pending;
