@@ -87,7 +87,7 @@ Status ParseAccount(const ConfigLine& l, SchedConfig& c) {
     if (p.key == "accountname") {
       a.name = p.value;
     } else if (p.key == "parent") {
-      a.parent = p.value;
+      a.parent = p.value == "root" ? "" : p.value;  // "" = under root (sched_config.h)
     } else if (p.key == "grptres") {
       auto t = ParseTres(p.value);
       if (!t.ok()) return Bad(a.where, p, t.status().message());
@@ -97,11 +97,14 @@ Status ParseAccount(const ConfigLine& l, SchedConfig& c) {
       if (!v.ok()) return v.status();
       a.grp_jobs = *v;
     } else {
-      // Guarantee/Limit/Weight/Reclaimable belong to the fair-share issue.
-      c.warnings.push_back(a.where + ": account key " + p.raw_key + " is not used yet; ignored");
+      auto known = ParseAccountExtra(p, a);  // issue 16 keys (sched_config_assoc.cc)
+      if (!known.ok()) return Bad(a.where, p, known.status().message());
+      if (!*known) c.warnings.push_back(a.where + ": unknown account key " + p.raw_key + "; ignored");
     }
   }
   if (a.name.empty()) return InvalidArgument(a.where + ": AccountName needs a name");
+  a.limits.grp_tres = a.grp_tres;  // one truth for GrpTRES/GrpJobs (sched_config.h)
+  a.limits.grp_jobs = a.grp_jobs;
   c.accounts[a.name] = a;
   return Status::Ok();
 }
@@ -186,6 +189,7 @@ Status ParseGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c
     return Status::Ok();
   }
   if (k == "schedulerparameters") return ParseSchedParams(where, p, c);
+  if (k == "accountingstorageenforce") return ParseEnforce(where, p.value, c);
   if (k == "prioritymaxage") {
     auto t = Time(where, p);
     if (!t.ok()) return t.status();
@@ -255,6 +259,8 @@ Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
       TESSERA_RETURN_IF_ERROR(ParseQos(l, c));
     } else if (head == "accountname") {
       TESSERA_RETURN_IF_ERROR(ParseAccount(l, c));
+    } else if (head == "username") {
+      TESSERA_RETURN_IF_ERROR(ParseUserLine(l, c));
     } else if (head != "nodename" && head != "partitionname") {
       for (const auto& p : l.pairs) TESSERA_RETURN_IF_ERROR(ParseGlobal(l.Where(), p, c));
     }
@@ -262,6 +268,7 @@ Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
   for (const auto& [name, a] : c.accounts)
     if (!a.parent.empty() && !c.accounts.count(a.parent) && a.parent != "root")
       return InvalidArgument(a.where + ": account " + name + " has unknown parent " + a.parent);
+  TESSERA_RETURN_IF_ERROR(CheckAssocLines(c));
   return c;
 }
 

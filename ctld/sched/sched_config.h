@@ -90,6 +90,7 @@ struct UserAssocConfig {
   AssocLimits limits;
   std::vector<std::string> qos;          // empty = the account's
   std::string default_qos;
+  std::string where;                     // acct helper: "file:line" of its UserName= line
 };
 
 struct SchedConfig {
@@ -126,6 +127,37 @@ struct SchedConfig {
 
   const QosConfig* FindQos(const std::string& name) const;
 };
+
+// --- acct helper (issue 16 §1): association lines, field setters, AccountingStorageEnforce
+// (sched_config_assoc.cc). Keys are case-insensitive; "-1" or "" clears a limit; TRES values
+// merge item by item ("GrpTRES=gres/gpu=-1" clears only the GPU item), as sacctmgr's.
+//   AccountName=physics Parent=root Description= Organization= Fairshare=10 (Share=)
+//       GrpTRES= GrpJobs= GrpSubmitJobs= MaxTRESPerJob= (MaxTRES=) MaxJobs= MaxSubmitJobs=
+//       MaxWall= QOS=normal,high DefaultQOS= Guarantee= Limit= Weight= Reclaimable=yes|no
+//   UserName=alice Accounts=physics,chem DefaultAccount=physics [Fairshare= MaxJobs= ...
+//       QOS= DefaultQOS=]   one association per account, all with these settings
+//   AccountingStorageEnforce=associations,limits,qos[,safe]   (limits and qos imply
+//       associations, as in Slurm; safe is accepted and acts as limits)
+// Each setter returns false for a key it does not know, an error for a bad value.
+Result<bool> SetAssocLimit(const std::string& key, const std::string& value, AssocLimits& l);
+Result<bool> SetAccountField(const std::string& key, const std::string& value, AccountConfig& a);
+Result<bool> SetUserAssocField(const std::string& key, const std::string& value,
+                               UserAssocConfig& u);
+// QoS fields tacctmgr may set (the QOSName= line's keys). The preempt helper's fields
+// (Preempt=, PreemptMode=, GraceTime=, PreemptExemptTime=) belong here too once QosConfig has them.
+Result<bool> SetQosField(const std::string& key, const std::string& value, QosConfig& q);
+// Merges "cpu=4,mem=8G,gres/gpu=2,node=1" into `t`; an item's -1 clears it; "" or "-1" clears all.
+Status MergeTres(const std::string& s, TresLimit& t);
+std::string FormatTres(const TresLimit& t);  // "cpu=4,mem=8G,node=1,gres/gpu=2"; "" = none
+// A UserName= line (adds to c.user_assocs and c.default_account).
+Status ParseUserLine(const ConfigLine& l, SchedConfig& c);
+// AccountingStorageEnforce's value.
+Status ParseEnforce(const std::string& where, const std::string& value, SchedConfig& c);
+// The AccountName= keys beyond the base ones (Parent, GrpTRES, GrpJobs); false = unknown key.
+Result<bool> ParseAccountExtra(const ConfigPair& p, AccountConfig& a);
+// After all lines: users' accounts and default accounts exist, QoS names exist (when QoS are
+// configured), default QoS are among the allowed ones.
+Status CheckAssocLines(const SchedConfig& c);
 
 // Builds the scheduler config from tessera.conf lines (the output of ParseConfigFile). Lines and
 // keys that are not the scheduler's are skipped silently (cluster_config owns them).

@@ -1,5 +1,7 @@
 #include "ctld/sched/scheduler.h"
 
+#include "ctld/sched/assoc.h"
+
 #include "ctld/sched/gpu_share.h"
 
 #include <algorithm>
@@ -154,6 +156,7 @@ Status CheckSubmit(const JobSnap& job, const ClusterSnapshot& current, const Sch
     auto d = ParseDependency(job.dependency);
     if (!d.ok()) return InvalidArgument("invalid dependency: " + d.status().message());
   }
+  TESSERA_RETURN_IF_ERROR(CheckAssocSubmit(job, current, cfg));  // issue 16 (assoc.h)
   if (cfg.qos.empty()) return Status::Ok();
   const QosConfig* q = cfg.FindQos(job.qos);
   if (!q) return InvalidArgument("invalid qos specification: " + (job.qos.empty() ? cfg.default_qos : job.qos));

@@ -1,6 +1,11 @@
 // limits: partition state/MaxTime/MaxNodes, QoS MaxWall, per-user running jobs and TRES, QoS
-// GrpTRES/GrpJobs and account GrpTRES/GrpJobs (an account's usage counts toward its parents).
+// GrpTRES/GrpJobs and account GrpTRES/GrpJobs (an account's usage counts toward its parents);
+// with AccountingStorageEnforce=limits also the association limits (assoc.h): MaxWall and
+// MaxTRESPerJob per job, MaxJobs and the user association's GrpJobs/GrpTRES per user and account.
+#include <memory>
 #include <unordered_map>
+
+#include "ctld/sched/assoc.h"
 
 #include "ctld/sched/plugins/plugins.h"
 #include "ctld/sched/session.h"
@@ -31,6 +36,7 @@ class LimitsPlugin : public Plugin {
   std::string Name() const override { return "limits"; }
 
   void OnSessionOpen(Session& s) override {
+    if (cfg_.enforce_limits) assoc_ = std::make_unique<AssocIndex>(cfg_);
     for (const auto& r : s.snapshot().running) {
       Usage u{0, 0, 0, static_cast<int64_t>(r.nodes.size()), 1};
       for (const auto& n : r.nodes) u.cpu += n.cpus, u.mem += static_cast<int64_t>(n.mem_mib), u.gpu += n.gpus;
@@ -51,9 +57,10 @@ class LimitsPlugin : public Plugin {
 
   void Charge(const std::string& user, const std::string& qos, const std::string& account, const Usage& u) {
     std::string q = QosName(qos);
+    if (assoc_) per_assoc_[user + '\n' + AccountOf(user, account)].Add(u);
     per_user_[user + '\n' + q].Add(u);
     per_qos_[q].Add(u);
-    std::string a = account;
+    std::string a = AccountOf(user, account);
     for (int depth = 0; !a.empty() && depth < 64; ++depth) {
       per_account_[a].Add(u);
       auto it = cfg_.accounts.find(a);
@@ -67,6 +74,12 @@ class LimitsPlugin : public Plugin {
     if (!p.up) return "PartitionDown";
     if (p.max_time > 0 && js.time_limit > p.max_time) return "PartitionTimeLimit";
     if (p.max_nodes && js.nodes_min > p.max_nodes) return "PartitionNodeLimit";
+    if (assoc_) {
+      AssocLimits eff = assoc_->Effective(js.user, AccountOf(js.user, js.account));
+      std::string r = AssocPerJobReason(eff, j.time_limit, j.total.cpus, j.total.mem, j.total.gpus,
+                                        std::max<int64_t>(1, js.nodes_min));
+      if (!r.empty()) return r;
+    }
     if (cfg_.qos.empty()) return "";
     const QosConfig* q = cfg_.FindQos(js.qos);
     if (!q) return js.qos.empty() ? "" : "InvalidQOS";
@@ -91,7 +104,11 @@ class LimitsPlugin : public Plugin {
       if (q->grp_jobs >= 0 && all.jobs + 1 > q->grp_jobs) return "QOSGrpJobsLimit";
       if (!(r = Exceeds(q->grp_tres, all, add, false, "QOSGrp")).empty()) return r;
     }
-    std::string a = js.account;
+    if (assoc_) {
+      std::string r = UserAssocReason(js, add, get(per_assoc_, js.user + '\n' + AccountOf(js.user, js.account)));
+      if (!r.empty()) return r;
+    }
+    std::string a = AccountOf(js.user, js.account);
     for (int depth = 0; !a.empty() && depth < 64; ++depth) {
       auto it = cfg_.accounts.find(a);
       if (it == cfg_.accounts.end()) break;
@@ -104,8 +121,25 @@ class LimitsPlugin : public Plugin {
     return "";
   }
 
+  // The job's account: its own, else the user's DefaultAccount (association limits only).
+  std::string AccountOf(const std::string& user, const std::string& account) const {
+    return account.empty() && assoc_ ? assoc_->DefaultAccount(user) : account;
+  }
+
+  // MaxJobs (running jobs of the user in the account, inherited) and the user association's
+  // own GrpJobs/GrpTRES.
+  std::string UserAssocReason(const JobSnap& js, const Usage& add, const Usage& used) const {
+    std::string account = AccountOf(js.user, js.account);
+    AssocLimits eff = assoc_->Effective(js.user, account);
+    if (eff.max_jobs >= 0 && used.jobs + 1 > eff.max_jobs) return "AssocMaxJobsLimit";
+    if (!assoc_->Find(js.user, account)) return "";
+    if (eff.grp_jobs >= 0 && used.jobs + 1 > eff.grp_jobs) return "AssocGrpJobsLimit";
+    return Exceeds(eff.grp_tres, used, add, false, "AssocGrp");
+  }
+
   const SchedConfig& cfg_;
-  std::unordered_map<std::string, Usage> per_user_, per_qos_, per_account_;
+  std::unique_ptr<AssocIndex> assoc_;  // with AccountingStorageEnforce=limits
+  std::unordered_map<std::string, Usage> per_user_, per_qos_, per_account_, per_assoc_;
 };
 
 }  // namespace

@@ -27,5 +27,7 @@ struct Scenario {
 Result<Scenario> ParseScenario(const std::string& path);
 // Runs the scenario; returns one message per unmet expectation ("file:line: ...").
 std::vector<std::string> RunScenario(const Scenario& s);
+// acct helper: "expect assoc ID key=value..." (scenario_assoc.cc); "" = met.
+std::string CheckAssocExpect(const Expect& e, const JobSnap& job, const SchedConfig& cfg);
 
 }  // namespace tessera::sched::testing

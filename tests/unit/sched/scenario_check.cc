@@ -121,6 +121,7 @@ std::string CheckOne(const Scenario& s, const Expect& e, const CycleResult& r, c
     if (st.ok()) return "expected a submit error";
     return st.message().find(Join(e.args)) == std::string::npos ? "message \"" + st.message() + "\" lacks \"" + Join(e.args) + "\"" : "";
   }
+  if (e.kind == "assoc") return CheckAssocExpect(e, *job, cfg);
   return "unknown expectation \"" + e.kind + "\"";
 }
 
