@@ -25,7 +25,7 @@ const std::set<std::string> kIgnoredSlurmKeys = {
     "prioritydecayhalflife", "slurmctldtimeout", "messagetimeout", "tmpfs", "epilog", "prolog",
     "taskprolog", "taskepilog", "cgroupplugin", "backupcontroller", "healthcheckprogram",
     "healthcheckinterval", "topologyplugin", "preempttype", "preemptmode",
-    "accountingstoragehost", "accountingstorageport", "accountingstorageenforce", "jobcomploc",
+    "accountingstoragehost", "accountingstorageport", "jobcomploc",
     "slurmdusers", "defmempercpu", "maxmempercpu", "slurmschedlogfile", "enforcepartlimits",
     "slurmduser", "srunportrange", "propagateresourcelimitsexcept", "usepam", "killonbadexit",
     "treewidth", "rebootprogram", "resumeprogram", "suspendprogram", "plugindir",
@@ -105,7 +105,7 @@ class Builder {
     if (head == "nodename") return NodeLine(l);
     if (head == "partitionname") return PartitionLine(l);
     // QoS and account lines belong to the scheduler (ctld/sched/sched_config.h).
-    if (head == "qosname" || head == "accountname") return Status::Ok();
+    if (head == "qosname" || head == "accountname" || head == "username") return Status::Ok();
     for (const auto& p : l.pairs) TESSERA_RETURN_IF_ERROR(Scalar(p, l.Where()));
     return Status::Ok();
   }
@@ -206,7 +206,8 @@ class Builder {
       return Status::Ok();  // read by tessera-noded (noded/README.md)
     }
     if (k == "scheduleractions" || k == "schedulerplugins" || k == "schedulerparameters" ||
-        k.rfind("priorityweight", 0) == 0 || k == "prioritymaxage" || k == "priorityfavorsmall") {
+        k.rfind("priorityweight", 0) == 0 || k == "prioritymaxage" || k == "priorityfavorsmall" ||
+        k == "accountingstorageenforce") {
       return Status::Ok();  // read by the scheduler's config (ctld/sched/sched_config.h)
     }
     if (kIgnoredSlurmKeys.count(k)) {

@@ -38,6 +38,7 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
 }
 
 Status Controller::Start(const Recovered& rec) {
+  TESSERA_RETURN_IF_ERROR(StartAccounts(rec));  // the association store (issue 16)
   // Jobs that finished less than MinJobAge ago are listed (tqueue -t all) as before the restart.
   // An unreadable accounting row costs only its listing here (tacct still reads the table).
   auto recent = store_->RecentlyFinished(clock_->Now() - cfg_->min_job_age_s);
@@ -126,6 +127,7 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   r.time_limit_s = limit;
   r.submit_host = submit_host;
   r.spec = std::move(spec);
+  ApplyAssocDefaults(r, r.spec.time_limit_s != 0);  // issue 16: DefaultAccount, default QoS
   sched::JobSnap snap = SchedBridge::ToSnap(r);
   if (AsksMigProfile(snap)) TESSERA_RETURN_IF_ERROR(CheckMigSatisfiable(*cfg_, nodes_, snap));
   else TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(snap, SchedBridge::EmptyCluster(*cfg_)));
@@ -133,15 +135,17 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   sched::ClusterSnapshot mine;
   bool counts = std::any_of(sched_cfg_->qos.begin(), sched_cfg_->qos.end(),
                             [](const auto& q) { return q.second.max_submit_jobs_per_user >= 0; });
-  if (counts) {
+  bool all_users = AssocSubmitLimits();
+  if (counts || all_users) {
     for (const auto& [id, j] : jobs_.jobs()) {
-      if (j.uid != r.uid || IsFinished(j.State())) continue;
+      if ((!all_users && j.uid != r.uid) || IsFinished(j.State())) continue;
       if (j.State() == JobState::kPending) mine.pending.push_back(SchedBridge::ToSnap(j));
       else {
         sched::RunningSnap snap;
         snap.id = id;
         snap.user = j.user;
         snap.qos = j.spec.qos;
+        snap.account = j.spec.account;
         mine.running.push_back(std::move(snap));
       }
     }
@@ -246,6 +250,7 @@ void Controller::Reconfigure(std::shared_ptr<const ClusterConfig> cfg,
                              std::shared_ptr<const sched::SchedConfig> sched_cfg) {
   cfg_ = std::move(cfg);
   sched_cfg_ = std::move(sched_cfg);
+  ApplyAccounts();  // the association store over the new config (issue 16)
   {
     std::lock_guard<std::mutex> l(shared_mu_);
     shared_cfg_ = cfg_;

@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/cluster_config.h"
+#include "ctld/accounts/assoc_manager.h"
 #include "ctld/core.h"
 #include "ctld/jobs/job_manager.h"
 #include "ctld/nodes/node_table.h"
@@ -168,6 +169,13 @@ class Controller {
   // Asks for a scheduling cycle soon (coalesced).
   void RequestSchedule();
 
+  // --- associations (controller_accounts.cc, issue 16 §1; contract in accounts/assoc_manager.h)
+  // tacctmgr add/modify/delete (admins; the RPC checks): durable before it returns, then live
+  // (the scheduler and submit checks see it at once). dry_run: validated, nothing written.
+  Result<accounts::AssocManager::Changed> ChangeAssoc(const accounts::AssocRequest& r, bool dry_run);
+  Result<std::vector<accounts::ShowRow>> ShowAssoc(const accounts::AssocRequest& r) const;
+  const sched::SchedConfig& sched_config() const { return *sched_cfg_; }
+
  private:
   void RunCycle();
   void CheckNodes();
@@ -208,8 +216,20 @@ class Controller {
   // durable requeue_requested still requeues it, with the generic reason.
   std::string TakeGpuFailureEnd(uint64_t id, bool* fail);
 
+  // --- associations (controller_accounts.cc)
+  Status StartAccounts(const Recovered& rec);
+  // sched_cfg_ = the store's associations over base_sched_cfg_ (after Reconfigure / a change).
+  void ApplyAccounts();
+  // A job without --account gets the user's DefaultAccount, without --qos the association's
+  // default QoS, without --time the association's MaxWall when that is shorter.
+  void ApplyAssocDefaults(JobRecord& r, bool time_given) const;
+  // Submit limits of associations need every active job counted (not only the caller's).
+  bool AssocSubmitLimits() const;
+
   std::shared_ptr<const ClusterConfig> cfg_;
   std::shared_ptr<const sched::SchedConfig> sched_cfg_;
+  std::shared_ptr<const sched::SchedConfig> base_sched_cfg_;  // tessera.conf's, before the store
+  std::unique_ptr<accounts::AssocManager> accounts_;
   mutable std::mutex shared_mu_;
   std::shared_ptr<const ClusterConfig> shared_cfg_;
   struct CachedUser {

@@ -49,6 +49,7 @@ int RunTinfo(CommandContext& ctx);
 int RunTcontrol(CommandContext& ctx);
 int RunTacct(CommandContext& ctx);
 int RunTrun(CommandContext& ctx);  // trun.h
+int RunTacctmgr(CommandContext& ctx);  // tacctmgr_cmd.cc (issue 16 §1)
 
 // Prints "<prog>: error: <msg>" and returns 1.
 int Fail(CommandContext& ctx, const std::string& msg);

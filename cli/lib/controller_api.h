@@ -58,6 +58,15 @@ class ControllerApi {
     (void)req;
     return Status(Code::kUnimplemented, "Backup is not implemented by " + Target());
   }
+  // Associations (tacctmgr, issue 16 §1). Default: kUnimplemented.
+  virtual Result<pb::AssocResponse> ShowAssoc(const pb::AssocRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "ShowAssoc is not implemented by " + Target());
+  }
+  virtual Result<pb::AssocResponse> ChangeAssoc(const pb::AssocRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "ChangeAssoc is not implemented by " + Target());
+  }
 };
 
 }  // namespace tessera::cli

@@ -9,7 +9,9 @@
 //                        for the job's user or root)
 //   UpdateJob SUSPEND/RESUME  admins
 //   Diagnostics          anyone with a valid credential
-//   UpdateNode, Reconfigure, ConfigureMig, Backup   admins (root, the cluster user, TesseraAdmins)
+//   ShowAssoc            anyone with a valid credential (tacctmgr show)
+//   UpdateNode, Reconfigure, ConfigureMig, Backup, ChangeAssoc   admins (root, the cluster user,
+//                        TesseraAdmins)
 //   NodeAgent.Connect    the cluster user (TesseraUser/SlurmUser) or root
 //
 // Every refusal is logged with method, peer and reason.

@@ -99,6 +99,9 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status CompleteStep(grpc::ServerContext*, const v1::CompleteStepRequest*, v1::CompleteStepResponse*) override;
   grpc::Status ConfigureMig(grpc::ServerContext*, const v1::ConfigureMigRequest*, v1::ConfigureMigResponse*) override;
   grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest*, v1::BackupResponse*) override;
+  // acct helper (issue 16 §1), controller_service_assoc.cc: ShowAssoc anyone, ChangeAssoc admins.
+  grpc::Status ShowAssoc(grpc::ServerContext*, const v1::AssocRequest*, v1::AssocResponse*) override;
+  grpc::Status ChangeAssoc(grpc::ServerContext*, const v1::AssocRequest*, v1::AssocResponse*) override;
 
  private:
   // Authenticates (munge over gRPC, SO_PEERCRED over the local socket) and authorizes.

@@ -48,6 +48,13 @@ inline const std::vector<const char*>& Migrations() {
                               reason_time INTEGER NOT NULL, origin TEXT NOT NULL,
                               PRIMARY KEY (node, gpu));
       )sql",
+      // 6: the association store (issue 16 §1, ctld/accounts): accounts, users, user
+      // associations and QoS, one JSON record per row (kind: account | user | assoc | qos;
+      // name: the account, user or QoS name, "user\naccount" for an association).
+      R"sql(
+      CREATE TABLE assoc (kind TEXT NOT NULL, name TEXT NOT NULL, record TEXT NOT NULL,
+                          PRIMARY KEY (kind, name));
+      )sql",
   };
   return kMigrations;
 }

@@ -117,6 +117,15 @@ void Batch::DeleteGpuDrain(const std::string& node, uint32_t gpu) {
   ops_.push_back({Kind::kGpuResume, gpu, node, "", 0, 0, {}, {}, {}});
 }
 
+void Batch::PutAssoc(const AssocRow& row) {
+  ops_.push_back({Kind::kAssocPut, 0, row.kind, row.name, 0, 0, {}, {}, {}});
+  ops_.back().c = row.record;
+}
+
+void Batch::DeleteAssoc(const std::string& kind, const std::string& name) {
+  ops_.push_back({Kind::kAssocDelete, 0, kind, name, 0, 0, {}, {}, {}});
+}
+
 void Batch::Append(Batch other) {
   for (auto& op : other.ops_) ops_.push_back(std::move(op));
 }
@@ -256,6 +265,11 @@ Result<Recovered> Store::Load() {
   while (g.Step() == SQLITE_ROW)
     out.gpu_drains.push_back(
         {g.Text(0), static_cast<uint32_t>(g.Int(1)), g.Text(2), g.Int(3), g.Text(4)});
+  Stmt a(rdb_, "SELECT kind, name, record FROM assoc ORDER BY kind, name");
+  if (!a.ok()) return a.Error("load associations");
+  while (a.Step() == SQLITE_ROW) out.assoc_rows.push_back({a.Text(0), a.Text(1), a.Text(2)});
+  Stmt as(rdb_, "SELECT value FROM meta WHERE key='assoc_config_seen'");
+  if (as.ok() && as.Step() == SQLITE_ROW) out.assoc_config_seen = as.Text(0);
   out.created = created_;
   return out;
 }
@@ -339,6 +353,18 @@ Status Store::ApplyBatch(const Batch& b) {
         Stmt s(wdb_, Cached("DELETE FROM gpu_drain WHERE node=? AND gpu=?"));
         s.Bind(1, op.a).Bind(2, static_cast<int64_t>(op.id));
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write GPU resume"));
+        break;
+      }
+      case Batch::Kind::kAssocPut: {
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO assoc(kind, name, record) VALUES(?,?,?)"));
+        s.Bind(1, op.a).Bind(2, op.b).Bind(3, op.c);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write association"));
+        break;
+      }
+      case Batch::Kind::kAssocDelete: {
+        Stmt s(wdb_, Cached("DELETE FROM assoc WHERE kind=? AND name=?"));
+        s.Bind(1, op.a).Bind(2, op.b);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "delete association"));
         break;
       }
       case Batch::Kind::kMeta: {

@@ -33,7 +33,7 @@
 
 namespace tessera::ctld {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // The persisted part of a node's state (migration 4): set by UpdateNode, loaded at start.
 // A row with neither drain nor down set means "as the node reports" (resumed).
@@ -54,6 +54,13 @@ struct GpuDrainRow {
   std::string reason;
   int64_t reason_time = 0;
   std::string origin;
+};
+
+// One row of the association store (migration 6; ctld/accounts/assoc_codec.h).
+struct AssocRow {
+  std::string kind;    // account | user | assoc | qos
+  std::string name;
+  std::string record;  // JSON
 };
 
 struct StoreOptions {
@@ -83,6 +90,9 @@ class Batch {
   // A drained GPU (insert or replace), or its resume (delete).
   void PutGpuDrain(const GpuDrainRow& g);
   void DeleteGpuDrain(const std::string& node, uint32_t gpu);
+  // The association store (acct helper, issue 16 §1): insert or replace a row, or delete one.
+  void PutAssoc(const AssocRow& row);
+  void DeleteAssoc(const std::string& kind, const std::string& name);
   // Adds the writes of `other` after these.
   void Append(Batch other);
   bool empty() const { return ops_.empty(); }
@@ -91,7 +101,8 @@ class Batch {
  private:
   friend class Store;
   enum class Kind {
-    kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep, kNode, kGpuDrain, kGpuResume
+    kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep, kNode, kGpuDrain, kGpuResume,
+    kAssocPut, kAssocDelete  // acct helper
   };
   struct Op {
     Kind kind;
@@ -113,6 +124,8 @@ struct Recovered {
   uint64_t max_event_seq = 0;
   std::vector<NodeStateRow> nodes;
   std::vector<GpuDrainRow> gpu_drains;
+  std::vector<AssocRow> assoc_rows;  // migration 6, in (kind, name) order
+  std::string assoc_config_seen;     // meta "assoc_config_seen" (ctld/accounts), "" = none
   bool created = false;  // Open() made a new state (absent file, or init_state)
 };
 

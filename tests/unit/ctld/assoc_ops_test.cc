@@ -1,0 +1,126 @@
+// tacctmgr's operations on the association data (ctld/accounts/assoc_ops.h): pure, no store.
+#include <catch2/catch.hpp>
+
+#include "ctld/accounts/assoc_ops.h"
+
+using namespace tessera;
+using namespace tessera::ctld::accounts;
+
+namespace {
+
+AssocRequest Req(std::string verb, std::string entity, std::vector<std::string> names,
+                 std::vector<std::pair<std::string, std::string>> where = {},
+                 std::vector<std::pair<std::string, std::string>> set = {}) {
+  return {std::move(verb), std::move(entity), std::move(names), std::move(where), std::move(set)};
+}
+
+AssocDb Apply(const AssocDb& db, const AssocRequest& r) {
+  auto out = ApplyChange(db, r);
+  INFO(out.status().message());
+  REQUIRE(out.ok());
+  return out->next;
+}
+
+// root -> phys -> hep; alice in hep (default) and phys; QoS normal, high.
+AssocDb Sample() {
+  AssocDb db;
+  db = Apply(db, Req("add", "qos", {"normal", "high"}));
+  db = Apply(db, Req("add", "account", {"phys"}, {}, {{"Description", "Physics"}, {"GrpTRES", "gres/gpu=8"}}));
+  db = Apply(db, Req("create", "account", {"hep"}, {}, {{"parent", "phys"}, {"MaxJobs", "3"}}));
+  db = Apply(db, Req("add", "user", {"alice"}, {}, {{"Account", "hep,phys"}, {"QOS", "normal"}}));
+  return db;
+}
+
+}  // namespace
+
+TEST_CASE("add builds the tree, users get their first account as default") {
+  AssocDb db = Sample();
+  REQUIRE(db.accounts.count("hep"));
+  CHECK(db.accounts.at("hep").parent == "phys");
+  CHECK(db.accounts.at("hep").limits.max_jobs == 3);
+  CHECK(db.accounts.at("hep").organization == "phys");  // from the parent, as sacctmgr
+  CHECK(db.accounts.at("phys").description == "Physics");
+  CHECK(db.accounts.at("phys").grp_tres.gpu == 8);
+  CHECK(db.users.at("alice").default_account == "hep");
+  CHECK(db.AccountsOf("alice") == std::vector<std::string>{"hep", "phys"});
+  CHECK(db.assocs.at({"alice", "phys"}).qos == std::vector<std::string>{"normal"});
+  CHECK(db.Validate().ok());
+}
+
+TEST_CASE("refusals name what is wrong and change nothing") {
+  AssocDb db = Sample();
+  auto bad = [&](const AssocRequest& r, const std::string& want) {
+    auto out = ApplyChange(db, r);
+    INFO(r.verb + " " + r.entity);
+    REQUIRE_FALSE(out.ok());
+    CHECK(out.status().message().find(want) != std::string::npos);
+  };
+  bad(Req("add", "account", {"phys"}), "Nothing new added");
+  bad(Req("add", "account", {"x"}, {}, {{"Parent", "ghost"}}), "Parent account 'ghost' doesn't exist");
+  bad(Req("add", "account", {"x"}, {}, {{"Colour", "red"}}), "Unknown option: Colour");
+  bad(Req("add", "account", {"x"}, {}, {{"MaxJobs", "lots"}}), "Bad value \"lots\" for MaxJobs");
+  bad(Req("add", "user", {"bob"}, {}, {{"Account", "ghost"}}), "The account 'ghost' doesn't exist");
+  bad(Req("add", "user", {"bob"}), "Need name of account");
+  bad(Req("add", "user", {"bob"}, {}, {{"Account", "phys"}, {"QOS", "gold"}}), "Invalid qos specification: gold");
+  bad(Req("add", "user", {"bob"}, {}, {{"Account", "phys"}, {"QOS", "normal"}, {"DefaultQOS", "high"}}),
+      "default QOS high is not in the list of allowed QOS");
+  bad(Req("modify", "account", {"phys"}, {}, {{"Parent", "hep"}}), "its own ancestor");
+  bad(Req("modify", "account", {"ghost"}, {}, {{"MaxJobs", "1"}}), "Account 'ghost' doesn't exist");
+  bad(Req("modify", "account", {"phys"}), "You didn't give me anything to set");
+  bad(Req("modify", "user", {"alice"}, {}, {{"DefaultAccount", "chem"}}), "default account 'chem' of user 'alice'");
+  bad(Req("delete", "account", {"phys"}), "sub-accounts (hep) and users (alice)");
+  bad(Req("delete", "user", {"alice"}, {{"Account", "hep"}}), "You can not remove the default account (hep)");
+  bad(Req("delete", "qos", {"normal"}), "QOS normal is used by user alice");
+  bad(Req("delete", "account", {"root"}), "root account can not be removed");
+  bad(Req("frobnicate", "account", {"x"}), "Invalid keyword: frobnicate");
+  bad(Req("add", "widget", {"x"}), "No valid entity");
+  CHECK(db == Sample());
+}
+
+TEST_CASE("modify sets limits on accounts and on a user's associations; delete removes") {
+  AssocDb db = Sample();
+  db = Apply(db, Req("modify", "user", {}, {{"Name", "alice"}, {"Account", "phys"}}, {{"MaxJobs", "2"}, {"QOS+", "high"}}));
+  CHECK(db.assocs.at({"alice", "phys"}).limits.max_jobs == 2);
+  CHECK(db.assocs.at({"alice", "phys"}).qos == std::vector<std::string>{"normal", "high"});
+  CHECK(db.assocs.at({"alice", "hep"}).limits.max_jobs == -1);
+  db = Apply(db, Req("update", "account", {}, {{"Names", "phys"}}, {{"GrpTRES", "gres/gpu=-1,cpu=64"}, {"Share", "5"}}));
+  CHECK(db.accounts.at("phys").grp_tres.gpu == -1);
+  CHECK(db.accounts.at("phys").grp_tres.cpu == 64);
+  CHECK(db.accounts.at("phys").fairshare == 5);
+  db = Apply(db, Req("modify", "user", {"alice"}, {}, {{"DefaultAccount", "phys"}}));
+  db = Apply(db, Req("remove", "user", {"alice"}, {{"Account", "hep"}}));
+  CHECK(db.AccountsOf("alice") == std::vector<std::string>{"phys"});
+  db = Apply(db, Req("delete", "account", {"hep"}));
+  CHECK_FALSE(db.accounts.count("hep"));
+  db = Apply(db, Req("delete", "user", {"alice"}));
+  CHECK(db.users.empty());
+}
+
+TEST_CASE("show: sacctmgr's columns, tree order for associations, where filters") {
+  AssocDb db = Sample();
+  auto rows = ShowRows(db, Req("show", "assoc", {}), "tessera");
+  REQUIRE(rows.ok());
+  std::vector<std::string> order;
+  for (const auto& r : *rows) {
+    std::string acct, user;
+    for (const auto& [k, v] : r) {
+      if (k == "Account") acct = v;
+      if (k == "User") user = v;
+    }
+    order.push_back(acct + "/" + user);
+  }
+  CHECK(order == std::vector<std::string>{"root/", "phys/", "phys/alice", "hep/", "hep/alice"});
+  auto users = ShowRows(db, Req("list", "user", {}, {{"DefaultAccount", "hep"}}), "tessera");
+  REQUIRE(users.ok());
+  REQUIRE(users->size() == 1);
+  CHECK(users->front()[1] == std::make_pair(std::string("Def Acct"), std::string("hep")));
+  auto accounts = ShowRows(db, Req("show", "account", {}, {{"Parent", "phys"}}), "tessera");
+  REQUIRE(accounts.ok());
+  REQUIRE(accounts->size() == 1);
+  CHECK(accounts->front()[0].second == "hep");
+  auto bad = ShowRows(db, Req("show", "account", {}, {{"Colour", "red"}}), "tessera");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message() == "Unknown condition: Colour");
+  CHECK(FormatWall(3600) == "01:00:00");
+  CHECK(FormatWall(86400 + 61) == "1-00:01:01");
+}
