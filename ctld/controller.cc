@@ -135,14 +135,21 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   sched::ClusterSnapshot mine;
   bool counts = std::any_of(sched_cfg_->qos.begin(), sched_cfg_->qos.end(),
                             [](const auto& q) { return q.second.max_submit_jobs_per_user >= 0; });
-  bool all_users = AssocSubmitLimits();
+  bool all_users = AssocSubmitLimits();  // association submit limits count every user's jobs
   if (counts || all_users) {
-    for (const auto& [id, j] : jobs_.jobs()) {
+    for (const JobRecord* jp : jobs_.active()) {
+      const JobRecord& j = *jp;
       if ((!all_users && j.uid != r.uid) || IsFinished(j.State())) continue;
-      if (j.State() == JobState::kPending) mine.pending.push_back(SchedBridge::ToSnap(j));
-      else {
+      if (j.State() == JobState::kPending) {
+        sched::JobSnap p;  // what the submit limits count: user, QoS, account
+        p.id = j.job_id;
+        p.user = j.user;
+        p.qos = j.spec.qos;
+        p.account = j.spec.account;
+        mine.pending.push_back(std::move(p));
+      } else {
         sched::RunningSnap snap;
-        snap.id = id;
+        snap.id = j.job_id;
         snap.user = j.user;
         snap.qos = j.spec.qos;
         snap.account = j.spec.account;

@@ -95,6 +95,19 @@ def test_modify_limit_takes_effect_without_restart(ac):
     ac.run(["tcancel", str(first), str(second)])
 
 
+def test_grp_submit_jobs_counts_every_users_jobs_at_submit(ac):
+    mgr(ac, "-i", "add", "account", "subm", "GrpSubmitJobs=1")
+    mgr(ac, "-i", "add", "user", f"{ALICE},{BOB}", "Account=subm")
+    held = submit(ac, ALICE, "--account=subm", "--hold", "--wrap", "true")
+    p = submit(ac, BOB, "--account=subm", "--wrap", "true", check=False)
+    assert p.returncode != 0
+    assert ("Job violates accounting/QOS policy (job submit limit, user's size and/or time "
+            "limits): GrpSubmitJobs of account subm (1 jobs, limit 1)") in p.stderr
+    ac.run(["tcancel", str(held)])
+    job = submit(ac, BOB, "--account=subm", "--wrap", "true")
+    ac.wait_state(job, "COMPLETED")
+
+
 def test_only_admins_change_and_bad_input_changes_nothing(ac):
     p = mgr(ac, "-i", "add", "account", "rogue", user=ALICE, check=False)
     assert p.returncode == 1 and "ChangeAssoc requires an administrator" in p.stderr
