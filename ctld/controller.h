@@ -172,7 +172,8 @@ class Controller {
   // --- associations (controller_accounts.cc, issue 16 §1; contract in accounts/assoc_manager.h)
   // tacctmgr add/modify/delete (admins; the RPC checks): durable before it returns, then live
   // (the scheduler and submit checks see it at once). dry_run: validated, nothing written.
-  Result<accounts::AssocManager::Changed> ChangeAssoc(const accounts::AssocRequest& r, bool dry_run);
+  Result<accounts::AssocManager::Changed> ChangeAssoc(const accounts::AssocRequest& r,
+                                                      bool dry_run);
   Result<std::vector<accounts::ShowRow>> ShowAssoc(const accounts::AssocRequest& r) const;
   const sched::SchedConfig& sched_config() const { return *sched_cfg_; }
 

@@ -29,7 +29,8 @@ void Controller::ApplyAccounts() {
   std::vector<std::string> notes;
   Status st = accounts_->MergeConfig(*base_sched_cfg_, &notes);
   for (const auto& n : notes) Log("associations: " + n);
-  if (!st.ok()) Log("reconfigure: associations of the new configuration not imported: " + st.message());
+  if (!st.ok())
+    Log("reconfigure: associations of the new configuration not imported: " + st.message());
   sched_cfg_ = accounts_->Live(*base_sched_cfg_);
 }
 
@@ -43,7 +44,8 @@ Result<accounts::AssocManager::Changed> Controller::ChangeAssoc(const accounts::
   return c;
 }
 
-Result<std::vector<accounts::ShowRow>> Controller::ShowAssoc(const accounts::AssocRequest& r) const {
+Result<std::vector<accounts::ShowRow>> Controller::ShowAssoc(
+    const accounts::AssocRequest& r) const {
   if (!accounts_) return Unavailable("the association store is not loaded yet");
   return accounts_->Show(r, cfg_->cluster_name);
 }
@@ -63,9 +65,13 @@ void Controller::ApplyAssocDefaults(JobRecord& r, bool time_given) const {
 bool Controller::AssocSubmitLimits() const {
   const sched::SchedConfig& c = *sched_cfg_;
   if (!c.enforce_limits) return false;
-  auto set = [](const sched::AssocLimits& l) { return l.max_submit_jobs >= 0 || l.grp_submit_jobs >= 0; };
-  return std::any_of(c.accounts.begin(), c.accounts.end(), [&](const auto& a) { return set(a.second.limits); }) ||
-         std::any_of(c.user_assocs.begin(), c.user_assocs.end(), [&](const auto& u) { return set(u.limits); });
+  auto set = [](const sched::AssocLimits& l) {
+    return l.max_submit_jobs >= 0 || l.grp_submit_jobs >= 0;
+  };
+  return std::any_of(c.accounts.begin(), c.accounts.end(),
+                     [&](const auto& a) { return set(a.second.limits); }) ||
+         std::any_of(c.user_assocs.begin(), c.user_assocs.end(),
+                     [&](const auto& u) { return set(u.limits); });
 }
 
 }  // namespace tessera::ctld

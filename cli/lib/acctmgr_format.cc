@@ -146,7 +146,8 @@ std::string FormatAcctmgrTable(const std::vector<AcctmgrField>& fields,
   for (const auto& row : rows) {
     std::vector<std::string> values;
     for (const auto& f : fields) {
-      auto it = std::find_if(row.begin(), row.end(), [&](const auto& kv) { return kv.first == f.header; });
+      auto it = std::find_if(row.begin(), row.end(),
+                             [&](const auto& kv) { return kv.first == f.header; });
       values.push_back(it == row.end() ? "" : it->second);
     }
     out += line(values);

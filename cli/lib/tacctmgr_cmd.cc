@@ -66,7 +66,8 @@ Result<Args> ParseOptions(const std::vector<std::string>& argv) {
 
 // VERB ENTITY rest... -> request; `format` gets format= of show.
 Result<pb::AssocRequest> BuildRequest(const std::vector<std::string>& words, std::string* format) {
-  if (words.size() < 2) return InvalidArgument("need a command and an entity (see tacctmgr --help)");
+  if (words.size() < 2)
+    return InvalidArgument("need a command and an entity (see tacctmgr --help)");
   pb::AssocRequest r;
   r.set_verb(words[0]);
   r.set_entity(words[1]);
@@ -88,7 +89,9 @@ Result<pb::AssocRequest> BuildRequest(const std::vector<std::string>& words, std
       continue;
     }
     std::string key = w.substr(0, eq), value = w.substr(eq + 1);
-    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+    bool quoted = value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+                  value.back() == value.front();
+    if (quoted)
       value = value.substr(1, value.size() - 2);
     std::string lkey = key;
     for (auto& c : lkey) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

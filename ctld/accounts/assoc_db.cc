@@ -88,7 +88,8 @@ std::vector<std::string> AssocDb::UsersOf(const std::string& account) const {
 
 std::vector<std::string> AssocDb::AccountsOf(const std::string& user) const {
   std::vector<std::string> out;
-  for (auto it = assocs.lower_bound({user, ""}); it != assocs.end() && it->first.first == user; ++it)
+  for (auto it = assocs.lower_bound({user, ""}); it != assocs.end() && it->first.first == user;
+       ++it)
     out.push_back(it->first.second);
   return out;
 }
@@ -190,7 +191,9 @@ bool AddMissing(AssocDb& db, const AssocDb& config, std::set<std::string>* seen,
   };
   auto same = [](AssocDb a, AssocDb b) { return a == b; };
   auto plain = [](const std::string& k) { return k; };
-  auto pair = [](const std::pair<std::string, std::string>& k) { return k.first + '\n' + k.second; };
+  auto pair = [](const std::pair<std::string, std::string>& k) {
+    return k.first + '\n' + k.second;
+  };
   bool added = AddKind<decltype(db.accounts)>(
       db.accounts, config.accounts, "account", seen,
       [&](const std::string& k, const sched::AccountConfig& mine, const sched::AccountConfig& theirs) {
@@ -213,7 +216,8 @@ bool AddMissing(AssocDb& db, const AssocDb& config, std::set<std::string>* seen,
           const sched::UserAssocConfig& theirs) {
         AssocDb x, y;
         x.assocs[k] = mine, y.assocs[k] = theirs;
-        if (!same(x, y)) conflict(theirs.where, "association of user " + k.first + " with account " + k.second);
+        if (!same(x, y))
+          conflict(theirs.where, "association of user " + k.first + " with account " + k.second);
       },
       pair);
   added |= AddKind<decltype(db.users)>(

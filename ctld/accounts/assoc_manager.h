@@ -32,7 +32,8 @@ class AssocManager {
   explicit AssocManager(Store* store) : store_(store) {}
 
   // `notes`: conflicts and entries not imported, one line each, for the log.
-  Status Start(const Recovered& rec, const sched::SchedConfig& base, std::vector<std::string>* notes);
+  Status Start(const Recovered& rec, const sched::SchedConfig& base,
+               std::vector<std::string>* notes);
   Status MergeConfig(const sched::SchedConfig& base, std::vector<std::string>* notes);
   // `base` with the store's accounts, associations, default accounts and QoS (Overlay).
   std::shared_ptr<const sched::SchedConfig> Live(const sched::SchedConfig& base) const;

@@ -122,7 +122,8 @@ Result<AssocOutcome> AddUsers(const AssocDb& db, const AssocRequest& r) {
   }
   if (accounts.empty() && !default_account.empty()) accounts.push_back(default_account);
   if (accounts.empty()) return InvalidArgument("Need name of account to add.");
-  if (!default_account.empty() && std::find(accounts.begin(), accounts.end(), default_account) == accounts.end())
+  if (!default_account.empty() &&
+      std::find(accounts.begin(), accounts.end(), default_account) == accounts.end())
     accounts.push_back(default_account);
   for (const auto& a : accounts)
     if (!db.accounts.count(a))
@@ -180,9 +181,9 @@ Result<AssocOutcome> AddQos(const AssocDb& db, const AssocRequest& r) {
 
 // The user associations selected by `users` (all users when empty) and `accounts` (all of
 // theirs when empty).
-std::vector<std::pair<std::string, std::string>> SelectAssocs(const AssocDb& db,
-                                                              const std::vector<std::string>& users,
-                                                              const std::vector<std::string>& accounts) {
+std::vector<std::pair<std::string, std::string>> SelectAssocs(
+    const AssocDb& db, const std::vector<std::string>& users,
+    const std::vector<std::string>& accounts) {
   std::vector<std::pair<std::string, std::string>> out;
   auto in = [](const std::vector<std::string>& v, const std::string& x) {
     return v.empty() || std::find(v.begin(), v.end(), x) != v.end();
@@ -194,7 +195,8 @@ std::vector<std::pair<std::string, std::string>> SelectAssocs(const AssocDb& db,
 
 Result<AssocOutcome> ModifyUsers(const AssocDb& db, const std::vector<std::string>& users,
                                  const std::vector<std::string>& accounts, const KVs& set) {
-  if (users.empty()) return InvalidArgument("You need to specify conditions (Name=) to modify users.");
+  if (users.empty())
+    return InvalidArgument("You need to specify conditions (Name=) to modify users.");
   for (const auto& u : users)
     if (!db.users.count(u)) return NotFound("User '" + u + "' doesn't exist. Nothing modified");
   AssocOutcome out{db, ""};
@@ -209,9 +211,11 @@ Result<AssocOutcome> ModifyUsers(const AssocDb& db, const std::vector<std::strin
   auto keys = SelectAssocs(db, users, accounts);
   if (keys.empty() && !assoc_set.empty()) return NotFound("Nothing modified");
   for (const auto& key : keys)
-    TESSERA_RETURN_IF_ERROR(ApplySettings(assoc_set, out.next.assocs[key], sched::SetUserAssocField));
+    TESSERA_RETURN_IF_ERROR(
+        ApplySettings(assoc_set, out.next.assocs[key], sched::SetUserAssocField));
   out.message = " Modified user associations...\n";
-  for (const auto& key : keys) out.message += "  C = * A = " + key.second + " U = " + key.first + "\n";
+  for (const auto& key : keys)
+    out.message += "  C = * A = " + key.second + " U = " + key.first + "\n";
   if (keys.empty()) {
     out.message = " Modified users...\n";
     for (const auto& u : users) out.message += "  " + u + "\n";
@@ -226,7 +230,8 @@ Result<AssocOutcome> Modify(const AssocDb& db, const AssocRequest& r) {
   if (r.entity == "qos") {
     std::vector<std::string> names = TargetNames(r, r.where, nullptr, &conds);
     if (!conds.empty()) return Unknown(conds.front().first);
-    if (names.empty()) return InvalidArgument("You need to specify conditions (Name=) to modify qos.");
+    if (names.empty())
+      return InvalidArgument("You need to specify conditions (Name=) to modify qos.");
     AssocOutcome out{db, " Modified qos...\n"};
     for (const auto& n : names) {
       if (!db.qos.count(n)) return NotFound("QOS '" + n + "' doesn't exist. Nothing modified");
@@ -252,7 +257,8 @@ Result<AssocOutcome> Modify(const AssocDb& db, const AssocRequest& r) {
     return InvalidArgument("You need to specify conditions (Name=) to modify accounts.");
   AssocOutcome out{db, " Modified account associations...\n"};
   for (const auto& a : accounts) {
-    if (!db.accounts.count(a)) return NotFound("Account '" + a + "' doesn't exist. Nothing modified");
+    if (!db.accounts.count(a))
+      return NotFound("Account '" + a + "' doesn't exist. Nothing modified");
     TESSERA_RETURN_IF_ERROR(ApplySettings(r.set, out.next.accounts[a], sched::SetAccountField));
     out.message += "  C = * A = " + a + "\n";
   }
@@ -266,7 +272,8 @@ Result<AssocOutcome> DeleteAccounts(const AssocDb& db, const std::vector<std::st
   AssocOutcome out{db, " Deleting accounts...\n"};
   for (const auto& n : names) {
     if (n == kRootAccount) return InvalidArgument("The root account can not be removed");
-    if (!db.accounts.count(n)) return NotFound("Account '" + n + "' doesn't exist. Nothing deleted");
+    if (!db.accounts.count(n))
+      return NotFound("Account '" + n + "' doesn't exist. Nothing deleted");
     auto kids = db.Children(n);
     auto users = db.UsersOf(n);
     if (!kids.empty() || !users.empty())
@@ -299,7 +306,8 @@ Result<AssocOutcome> DeleteUsers(const AssocDb& db, const std::vector<std::strin
     } else if (std::find(left.begin(), left.end(), db.users.at(n).default_account) == left.end()) {
       return Status(Code::kFailedPrecondition,
                     "You can not remove the default account (" + db.users.at(n).default_account +
-                        ") of user " + n + "; set another DefaultAccount first (" + Join(left) + ")");
+                        ") of user " + n + "; set another DefaultAccount first (" + Join(left) +
+                        ")");
     }
   }
   return out;

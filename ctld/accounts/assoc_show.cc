@@ -35,7 +35,8 @@ struct Filter {
   bool Has(const std::string& k) const { return conds.count(k) > 0; }
   bool Match(const std::string& k, const std::string& v) const {
     auto it = conds.find(k);
-    return it == conds.end() || std::find(it->second.begin(), it->second.end(), v) != it->second.end();
+    return it == conds.end() ||
+           std::find(it->second.begin(), it->second.end(), v) != it->second.end();
   }
 };
 
@@ -74,7 +75,9 @@ ShowRow AccountRow(const sched::AccountConfig& a, const std::string& cluster) {
                  {"Descr", a.description},
                  {"Org", a.organization},
                  {"Cluster", cluster},
-                 {"ParentName", a.name == kRootAccount ? "" : a.parent.empty() ? kRootAccount : a.parent},
+                 {"ParentName", a.name == kRootAccount ? ""
+                                : a.parent.empty()     ? kRootAccount
+                                                       : a.parent},
                  {"User", ""},
                  {"Partition", ""},
                  {"Share", std::to_string(a.fairshare)},
@@ -186,8 +189,10 @@ Result<std::vector<ShowRow>> ShowAssocs(const AssocDb& db, const AssocRequest& r
     if (acct)
       for (const auto& u : db.UsersOf(a.name))
         if (f->Match("user", u))
-          rows.push_back(UserAssocRow(db.assocs.at({u, a.name}), a, idx.AllowedQos(u, a.name), cluster));
-    for (const auto& child : db.Children(a.name == kRootAccount ? "" : a.name)) walk(db.accounts.at(child));
+          rows.push_back(
+              UserAssocRow(db.assocs.at({u, a.name}), a, idx.AllowedQos(u, a.name), cluster));
+    for (const auto& child : db.Children(a.name == kRootAccount ? "" : a.name))
+      walk(db.accounts.at(child));
   };
   walk(RootAccount());
   return rows;

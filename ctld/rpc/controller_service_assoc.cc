@@ -24,7 +24,8 @@ Result<accounts::AssocRequest> FromProto(const v1::AssocRequest& pb) {
     return true;
   };
   for (const auto& n : pb.names()) {
-    if (!text_ok(n) || n.empty()) return InvalidArgument("invalid name \"" + n.substr(0, 64) + "\"");
+    if (!text_ok(n) || n.empty())
+      return InvalidArgument("invalid name \"" + n.substr(0, 64) + "\"");
     r.names.push_back(n);
   }
   for (const auto* list : {&pb.where(), &pb.set()}) {

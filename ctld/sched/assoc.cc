@@ -42,7 +42,9 @@ std::string AssocIndex::DefaultAccount(const std::string& user) const {
   return it == c_.default_account.end() ? "" : it->second;
 }
 
-bool AssocIndex::HasUser(const std::string& user) const { return c_.default_account.count(user) > 0; }
+bool AssocIndex::HasUser(const std::string& user) const {
+  return c_.default_account.count(user) > 0;
+}
 
 std::vector<const AccountConfig*> AssocIndex::Chain(const std::string& account) const {
   std::vector<const AccountConfig*> out;

@@ -66,7 +66,8 @@ Result<bool> SetQosList(const std::string& key, const std::string& value,
     return true;
   }
   if (key == "qos-" || key == "qoslevel-") {
-    for (const auto& q : SplitList(value)) list.erase(std::remove(list.begin(), list.end(), q), list.end());
+    for (const auto& q : SplitList(value))
+      list.erase(std::remove(list.begin(), list.end(), q), list.end());
     return true;
   }
   return false;
