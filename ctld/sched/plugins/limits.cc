@@ -4,6 +4,7 @@
 // MaxTRESPerJob per job, MaxJobs and the user association's GrpJobs/GrpTRES per user and account.
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "ctld/sched/assoc.h"
 
@@ -31,12 +32,17 @@ std::string Exceeds(const TresLimit& lim, const Usage& have, const Usage& add, b
 }
 
 class LimitsPlugin : public Plugin {
+  struct AssocView;  // below
+
  public:
   explicit LimitsPlugin(const SchedConfig& c) : cfg_(c) {}
   std::string Name() const override { return "limits"; }
 
   void OnSessionOpen(Session& s) override {
-    if (cfg_.enforce_limits) assoc_ = std::make_unique<AssocIndex>(cfg_);
+    if (cfg_.enforce_limits) {
+      assoc_ = std::make_unique<AssocIndex>(cfg_);
+      job_views_.assign(s.snapshot().pending.size(), nullptr);
+    }
     for (const auto& r : s.snapshot().running) {
       Usage u{0, 0, 0, static_cast<int64_t>(r.nodes.size()), 1};
       for (const auto& n : r.nodes) u.cpu += n.cpus, u.mem += static_cast<int64_t>(n.mem_mib), u.gpu += n.gpus;
@@ -48,16 +54,17 @@ class LimitsPlugin : public Plugin {
     s.AddOnAllocated([this](const JobInfo& j, const std::vector<NodePlacement>& p) {
       Usage u{0, 0, 0, static_cast<int64_t>(p.size()), 1};
       for (const auto& n : p) u.cpu += n.cpus, u.mem += static_cast<int64_t>(n.mem_mib), u.gpu += static_cast<int64_t>(n.gpu_indices.size() + n.mig_uuids.size());
-      Charge(j.snap->user, j.snap->qos, j.snap->account, u);
+      Charge(j.snap->user, j.snap->qos, j.snap->account, u, assoc_ ? &JobView(j) : nullptr);
     });
   }
 
  private:
   std::string QosName(const std::string& q) const { return q.empty() ? cfg_.default_qos : q; }
 
-  void Charge(const std::string& user, const std::string& qos, const std::string& account, const Usage& u) {
+  void Charge(const std::string& user, const std::string& qos, const std::string& account,
+              const Usage& u, AssocView* view = nullptr) {
     std::string q = QosName(qos);
-    if (assoc_) per_assoc_[user + '\n' + AccountOf(user, account)].Add(u);
+    if (assoc_) (view ? *view : ViewFor(user, account)).used.Add(u);
     per_user_[user + '\n' + q].Add(u);
     per_qos_[q].Add(u);
     std::string a = AccountOf(user, account);
@@ -75,9 +82,8 @@ class LimitsPlugin : public Plugin {
     if (p.max_time > 0 && js.time_limit > p.max_time) return "PartitionTimeLimit";
     if (p.max_nodes && js.nodes_min > p.max_nodes) return "PartitionNodeLimit";
     if (assoc_) {
-      AssocLimits eff = assoc_->Effective(js.user, AccountOf(js.user, js.account));
-      std::string r = AssocPerJobReason(eff, j.time_limit, j.total.cpus, j.total.mem, j.total.gpus,
-                                        std::max<int64_t>(1, js.nodes_min));
+      std::string r = AssocPerJobReason(JobView(j).eff, j.time_limit, j.total.cpus, j.total.mem,
+                                        j.total.gpus, std::max<int64_t>(1, js.nodes_min));
       if (!r.empty()) return r;
     }
     if (cfg_.qos.empty()) return "";
@@ -105,7 +111,7 @@ class LimitsPlugin : public Plugin {
       if (!(r = Exceeds(q->grp_tres, all, add, false, "QOSGrp")).empty()) return r;
     }
     if (assoc_) {
-      std::string r = UserAssocReason(js, add, get(per_assoc_, js.user + '\n' + AccountOf(js.user, js.account)));
+      std::string r = UserAssocReason(JobView(j), add);
       if (!r.empty()) return r;
     }
     std::string a = AccountOf(js.user, js.account);
@@ -126,20 +132,46 @@ class LimitsPlugin : public Plugin {
     return account.empty() && assoc_ ? assoc_->DefaultAccount(user) : account;
   }
 
+  // One (user, account) association in this session: its effective limits (inheritance
+  // resolved once) and the running usage charged to it.
+  struct AssocView {
+    AssocLimits eff;
+    bool has_assoc = false;
+    Usage used;
+  };
+
+  AssocView& ViewFor(const std::string& user, const std::string& account) const {
+    std::string acct = AccountOf(user, account);
+    auto [it, fresh] = views_.try_emplace(user + '\n' + acct);
+    if (fresh) {
+      it->second.eff = assoc_->Effective(user, acct);
+      it->second.has_assoc = assoc_->Find(user, acct) != nullptr;
+    }
+    return it->second;
+  }
+
+  // The job's view, looked up once per job (views_ nodes never move).
+  AssocView& JobView(const JobInfo& j) const {
+    if (j.idx >= job_views_.size()) return ViewFor(j.snap->user, j.snap->account);
+    AssocView*& v = job_views_[j.idx];
+    if (!v) v = &ViewFor(j.snap->user, j.snap->account);
+    return *v;
+  }
+
   // MaxJobs (running jobs of the user in the account, inherited) and the user association's
   // own GrpJobs/GrpTRES.
-  std::string UserAssocReason(const JobSnap& js, const Usage& add, const Usage& used) const {
-    std::string account = AccountOf(js.user, js.account);
-    AssocLimits eff = assoc_->Effective(js.user, account);
-    if (eff.max_jobs >= 0 && used.jobs + 1 > eff.max_jobs) return "AssocMaxJobsLimit";
-    if (!assoc_->Find(js.user, account)) return "";
-    if (eff.grp_jobs >= 0 && used.jobs + 1 > eff.grp_jobs) return "AssocGrpJobsLimit";
-    return Exceeds(eff.grp_tres, used, add, false, "AssocGrp");
+  std::string UserAssocReason(const AssocView& v, const Usage& add) const {
+    if (v.eff.max_jobs >= 0 && v.used.jobs + 1 > v.eff.max_jobs) return "AssocMaxJobsLimit";
+    if (!v.has_assoc) return "";
+    if (v.eff.grp_jobs >= 0 && v.used.jobs + 1 > v.eff.grp_jobs) return "AssocGrpJobsLimit";
+    return Exceeds(v.eff.grp_tres, v.used, add, false, "AssocGrp");
   }
 
   const SchedConfig& cfg_;
   std::unique_ptr<AssocIndex> assoc_;  // with AccountingStorageEnforce=limits
-  std::unordered_map<std::string, Usage> per_user_, per_qos_, per_account_, per_assoc_;
+  std::unordered_map<std::string, Usage> per_user_, per_qos_, per_account_;
+  mutable std::unordered_map<std::string, AssocView> views_;  // user '\n' account
+  mutable std::vector<AssocView*> job_views_;                  // by JobInfo::idx
 };
 
 }  // namespace
