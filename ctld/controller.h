@@ -16,6 +16,7 @@
 #include "ctld/core.h"
 #include "ctld/jobs/job_manager.h"
 #include "ctld/nodes/node_table.h"
+#include "ctld/preemption.h"
 #include "ctld/sched_bridge.h"
 #include "ctld/sched_bridge_mig.h"
 #include "ctld/step_layout.h"
@@ -207,6 +208,22 @@ class Controller {
   // consumed when its node reports the end (OnJobFinished). Memory only: after a restart the
   // durable requeue_requested still requeues it, with the generic reason.
   std::string TakeGpuFailureEnd(uint64_t id, bool* fail);
+
+  // Starts pending job `id` on `placement` if it still fits the live tables (durable start,
+  // then launch). False when it no longer can.
+  bool StartJob(uint64_t id, const std::vector<sched::NodePlacement>& placement);
+  // --- preemption (preemption.h/.cc; issue 16 §4) ---
+  void AdjustPreemptSnapshot(sched::ClusterSnapshot& snap) const;
+  void ApplyPreemptions(const std::vector<sched::Preemption>& ps);
+  bool ApplyPreemption(const sched::Preemption& p);
+  // Freezes (SUSPEND), SIGTERMs (grace time starts) or cancels (cancel_now, or no grace) `v`.
+  void StopVictim(JobRecord& v, const PreemptState::Victim& pv, bool cancel_now);
+  // A victim's run ended (OnJobFinished): the state it ends with (PREEMPTED for CANCEL).
+  JobState PreemptedEndState(uint64_t id, JobState state);
+  // After a victim ended or a preemptor ended: start waiting preemptors, resume victims.
+  void AfterPreemptChange();
+  void PreemptTick();
+  PreemptState preempt_;
 
   std::shared_ptr<const ClusterConfig> cfg_;
   std::shared_ptr<const sched::SchedConfig> sched_cfg_;
