@@ -51,10 +51,34 @@ void VictimRelease::Release(const RunningSnap& r) {
     op.freed = {u.cpus, static_cast<int64_t>(u.mem_mib),
                 static_cast<int64_t>(op.gpus.size() + op.mig.size())};
     st_.RemoveEvent(*n, end, op.event);
-    st_.ReturnNow(*n, op.freed);
+    st_.TakeNow(*n, -op.freed);  // free now; the open lists are fixed by Publish
+    touched_.push_back(n->index);
     if (n->free.cpus >= n->total.cpus && n->free.mem >= n->total.mem) n->idle = true;
     ops_.push_back(std::move(op));
   }
+}
+
+void VictimRelease::Publish() {
+  if (touched_.empty()) return;
+  std::vector<uint32_t> parts;
+  for (uint32_t i : touched_)
+    for (uint32_t p : st_.nodes()[i].partitions)
+      if (std::find(parts.begin(), parts.end(), p) == parts.end()) parts.push_back(p);
+  std::vector<char> in(st_.nodes().size());
+  for (uint32_t p : parts)
+    for (bool gpu : {false, true}) {
+      auto& open = st_.OpenNodes(static_cast<int>(p), gpu);
+      std::fill(in.begin(), in.end(), 0);
+      for (uint32_t i : open) in[i] = 1;
+      for (uint32_t i : touched_) {
+        const NodeRt& n = st_.nodes()[i];
+        bool member = std::find(n.partitions.begin(), n.partitions.end(), p) != n.partitions.end();
+        if (!member || in[i] || n.free.cpus <= 0 || (gpu && n.free.gpus <= 0)) continue;
+        open.push_back(i);
+        in[i] = 1;
+      }
+    }
+  touched_.clear();
 }
 
 void VictimRelease::UndoTo(size_t mark) {

@@ -9,6 +9,9 @@
 // A node that is then entirely free counts as idle (for --exclusive).
 // UndoTo(mark) reverts, newest first, every release made after Mark() returned `mark`; the
 // destructor reverts all that was not kept. Keep() makes the releases so far permanent.
+// Cost: a release touches only the victim's nodes (no partition-wide work); Publish() then
+// puts the nodes released since the last call back into their partitions' open lists (one
+// pass over each list, not one per release) and must be called before a placement.
 // Occupy(r): after the preemptor is placed, whatever of r's resources it did not take is held
 // again until r's expected end, so no other job of this cycle is placed on them (the victim
 // still holds them until it has ended).
@@ -31,6 +34,7 @@ class VictimRelease {
   void UndoTo(size_t mark);
   void Keep() { ops_.clear(); }
   void Occupy(const RunningSnap& r);
+  void Publish();
 
  private:
   struct Op {
@@ -44,6 +48,7 @@ class VictimRelease {
   };
   ClusterState& st_;
   std::vector<Op> ops_;
+  std::vector<uint32_t> touched_;  // nodes released since the last Publish
 };
 
 }  // namespace tessera::sched

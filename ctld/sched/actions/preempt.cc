@@ -9,7 +9,8 @@
 //     priority, later start (least run time lost), higher id.
 //  2. Jobs already being preempted for it (RunningSnap::preempted_for, still ending) are released
 //     first; if it then fits, nothing new is preempted.
-//  3. If it does not fit even with every candidate released: nothing is preempted.
+//  3. If it does not fit even with every candidate released: nothing is preempted. (Only the
+//     kMaxCandidates cheapest are considered, so a search costs a bounded number of releases.)
 //  4. Fewest: the cheapest single candidate that suffices (among the first kSingleTries), else
 //     the shortest cheapest prefix that suffices (binary search); then every victim not needed
 //     is dropped, most expensive first (no over-eviction).
@@ -30,6 +31,7 @@ namespace tessera::sched {
 namespace {
 
 constexpr size_t kSingleTries = 32;
+constexpr size_t kMaxCandidates = 512;  // the cheapest considered per preemptor
 
 struct Cand {
   const RunningSnap* r;
@@ -56,7 +58,10 @@ class PreemptAction : public Action {
   bool MayPreemptAny(const JobInfo& j) const;
   bool TouchesPartition(const RunningSnap& r, int partition) const;
   std::vector<Cand> Candidates(const JobInfo& j) const;
-  bool Fits(JobInfo& j) { return PlaceNow(*s_, j, false, nullptr); }
+  bool Fits(JobInfo& j, VictimRelease& rel) {
+    rel.Publish();
+    return PlaceNow(*s_, j, false, nullptr);
+  }
   std::vector<size_t> Choose(JobInfo& j, const std::vector<Cand>& c, VictimRelease& rel);
   void Serve(JobInfo& j, const std::vector<const RunningSnap*>& inflight);
 
@@ -138,6 +143,7 @@ std::vector<Cand> PreemptAction::Candidates(const JobInfo& j) const {
     out.push_back(std::move(c));
   }
   std::sort(out.begin(), out.end(), [](const Cand& a, const Cand& b) { return a.key < b.key; });
+  if (out.size() > kMaxCandidates) out.resize(kMaxCandidates);
   return out;
 }
 
@@ -148,7 +154,7 @@ std::vector<size_t> PreemptAction::Choose(JobInfo& j, const std::vector<Cand>& c
   auto with = [&](const std::vector<size_t>& set) {
     rel.UndoTo(base);
     for (size_t i : set) rel.Release(*c[i].r);
-    bool ok = Fits(j);
+    bool ok = Fits(j, rel);
     rel.UndoTo(base);
     return ok;
   };
@@ -179,7 +185,7 @@ void PreemptAction::Serve(JobInfo& j, const std::vector<const RunningSnap*>& inf
   p.preemptor = j.snap->id;
   for (const RunningSnap* r : inflight) p.pending_victims.push_back(r->id);
   std::vector<const RunningSnap*> victims = inflight;
-  if (inflight.empty() || !Fits(j)) {
+  if (inflight.empty() || !Fits(j, rel)) {
     if (budget_ == 0) return;
     --budget_;
     std::vector<Cand> c = Candidates(j);
@@ -192,6 +198,7 @@ void PreemptAction::Serve(JobInfo& j, const std::vector<const RunningSnap*>& inf
       p.victims.push_back({c[i].r->id, c[i].mode, c[i].grace});
     }
   }
+  rel.Publish();
   if (!PlaceNow(*s_, j, true, &p.placement)) return;  // (cannot happen: it fitted above)
   rel.Keep();
   for (const RunningSnap* r : victims) rel.Occupy(*r);  // the rest stays theirs until they end
