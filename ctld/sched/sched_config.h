@@ -12,6 +12,9 @@
 //   QOSName=normal Priority=10 MaxWall=1-0 MaxJobsPerUser=4 MaxSubmitJobsPerUser=100
 //       MaxTRESPerUser=gres/gpu=8,cpu=64 GrpTRES=gres/gpu=32 GrpJobs=100 [Default=YES]
 //   AccountName=physics Parent=root GrpTRES=gres/gpu=16 GrpJobs=50
+//   PreemptType= PreemptMode= PreemptExemptTime=, PartitionName= PreemptMode= GraceTime=, QOSName=
+//       Preempt= PreemptMode= GraceTime= PreemptExemptTime=, SchedulerParameters=preempt_depth=16
+//       (issue 16 §4: preempt_config.h)
 // Unknown SchedulerParameters options are warnings (Slurm has many); unknown action or plugin
 // names are errors naming the name and the line. Every error is "file:line: message".
 #include <cstdint>
