@@ -58,6 +58,7 @@ Status Controller::Start(const Recovered& rec) {
   for (auto& [name, n] : nodes_.nodes()) n.last_heartbeat = stats_.start_time;
   for (const auto& [id, j] : jobs_.jobs())
     if (j.State() == JobState::kRunning || j.State() == JobState::kSuspended) nodes_.Allocate(j);
+  RecoverPreemptions();  // issue 16 §4 (preemption.cc)
   Tick();
   RequestSchedule();
   return Status::Ok();

@@ -223,6 +223,9 @@ class Controller {
   // After a victim ended or a preemptor ended: start waiting preemptors, resume victims.
   void AfterPreemptChange();
   void PreemptTick();
+  // At start: suspended victims (and REQUEUE victims still running) from their `preempted`
+  // events, so they are resumed (cancelled) as before the restart.
+  void RecoverPreemptions();
   PreemptState preempt_;
 
   std::shared_ptr<const ClusterConfig> cfg_;

@@ -242,6 +242,39 @@ void Controller::AfterPreemptChange() {
   }
 }
 
+void Controller::RecoverPreemptions() {
+  int64_t now = clock_->Now();
+  for (const auto& [id, j] : jobs_.jobs()) {
+    bool suspended = j.State() == JobState::kSuspended;
+    if (!suspended && !(j.State() == JobState::kRunning && j.requeue_requested)) continue;
+    auto ev = store_->EventsForJob(id);
+    if (!ev.ok()) continue;
+    const JobEvent* last = nullptr;  // the preemption of the current run, if not undone
+    for (const auto& e : *ev) {
+      if (e.type == event::kStarted || e.type == event::kResumed) last = nullptr;
+      if (e.type == event::kPreempted) last = &e;
+    }
+    if (!last) continue;
+    boost::system::error_code ec;
+    auto d = boost::json::parse(last->detail, ec);
+    if (ec || !d.is_object()) continue;
+    const auto& o = d.as_object();
+    PreemptState::Victim v;
+    v.preemptor = o.contains("by") ? o.at("by").to_number<uint64_t>() : 0;
+    v.mode = o.contains("mode") ? std::string(o.at("mode").as_string()) : "";
+    v.grace_time = o.contains("grace_time") ? o.at("grace_time").to_number<int64_t>() : 0;
+    if (suspended != (v.mode == "SUSPEND")) continue;
+    if (suspended) {
+      nodes_.Release(j);  // lent again, as before the restart
+    } else {
+      v.kill_at = std::max<int64_t>(1, std::min(now, last->time + v.grace_time));
+    }
+    preempt_.victims[id] = v;
+    Log("job " + std::to_string(id) + ": preemption (" + v.mode + ") for job " +
+        std::to_string(v.preemptor) + " recovered from its events");
+  }
+}
+
 void Controller::PreemptTick() {
   if (preempt_.victims.empty() && preempt_.plans.empty()) return;
   int64_t now = clock_->Now();

@@ -20,10 +20,12 @@
 //  - The preemptor starts on its planned placement as soon as its last victim's resources are
 //    released (in the same core-thread task, so no cycle can give them to another job); if it
 //    no longer fits there it is left to the scheduler.
-// Memory only: after a ctld restart, victims in their grace time are not cancelled by ctld any
-// more (their requeue_requested is durable: they requeue when they end), preempt-suspended jobs
-// stay suspended until an admin resumes them (`tcontrol resume`), and their nodes count both
-// allocations.
+// After a ctld restart (RecoverPreemptions, from each job's last `preempted` event since its
+// last start/resume): a preempt-suspended job is lent and held again and resumed when its
+// preemptor is over; a REQUEUE victim still running is cancelled at the end of its grace time
+// (at once if that has passed). Lost: a CANCEL victim still in its grace time (no durable mark
+// in its record) runs on; the preemptor's planned place (it is scheduled as any pending job;
+// its REQUEUE victims are `preempted_for` it, so their resources are held for it).
 #include <cstdint>
 #include <map>
 #include <string>

@@ -154,3 +154,32 @@ def test_cancel_with_grace_time_sends_sigterm_first(pc):
     pc.wait_state(high, "COMPLETED", timeout=60)
     ev = events(pc, victim)
     assert "preempted" in ev and '"grace_time":3' in ev and "CANCEL" in ev, ev
+
+
+def test_suspended_victim_resumed_after_ctld_restart(pc):
+    """The lent allocation and the resume survive a ctld restart (from the `preempted` event)."""
+    work = pc.user_dir("tessera-alice")
+    count = os.path.join(work, "count2.txt")
+    victim = pc.submit(["--qos=suspend", "-c", "2", "-o", "sus2.out", "--wrap",
+                        f"for i in $(seq 100000); do echo $i >> {count}; sleep 0.1; done"],
+                       user="tessera-alice", cwd=work)
+    wait_for(lambda: len(lines(count)) > 3, what="the victim to make progress")
+    high = pc.submit(["--qos=high", "-c", "2", "--wrap", "sleep 8"], user="tessera-bob",
+                     cwd=pc.user_dir("tessera-bob"))
+    wait_for(lambda: qstate(pc, high) == "RUNNING", timeout=30, what="the preemptor to start")
+    assert qstate(pc, victim) == "SUSPENDED"
+    pc.kill("ctld")
+    pc.start_ctld()
+    # A job submitted now must not get the victim's lent CPUs while the preemptor runs.
+    other = pc.submit(["--qos=requeue", "-c", "1", "--wrap", "true"], user="tessera-bob",
+                      cwd=pc.user_dir("tessera-bob"))
+    assert qstate(pc, victim) == "SUSPENDED"
+    pc.wait_state(high, "COMPLETED", timeout=60)
+    wait_for(lambda: qstate(pc, victim) == "RUNNING", timeout=30,
+             what="the victim to resume after the restart")
+    n = len(lines(count))
+    wait_for(lambda: len(lines(count)) > n, what="progress after the resume")
+    assert qstate(pc, other) in ("PENDING", "COMPLETED")
+    pc.run(["tcancel", str(victim)])
+    pc.wait_state(victim, "CANCELLED")
+    pc.wait_state(other, "COMPLETED", timeout=60)
