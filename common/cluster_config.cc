@@ -24,7 +24,7 @@ const std::set<std::string> kIgnoredSlurmKeys = {
     "grestypes", "launchtype", "mailprog", "maxjobcount", "firstjobid", "prioritytype",
     "prioritydecayhalflife", "slurmctldtimeout", "messagetimeout", "tmpfs", "epilog", "prolog",
     "taskprolog", "taskepilog", "cgroupplugin", "backupcontroller", "healthcheckprogram",
-    "healthcheckinterval", "topologyplugin", "preempttype", "preemptmode",
+    "healthcheckinterval", "topologyplugin",
     "accountingstoragehost", "accountingstorageport", "jobcomploc",
     "slurmdusers", "defmempercpu", "maxmempercpu", "slurmschedlogfile", "enforcepartlimits",
     "slurmduser", "srunportrange", "propagateresourcelimitsexcept", "usepam", "killonbadexit",
@@ -207,7 +207,8 @@ class Builder {
     }
     if (k == "scheduleractions" || k == "schedulerplugins" || k == "schedulerparameters" ||
         k.rfind("priorityweight", 0) == 0 || k == "prioritymaxage" || k == "priorityfavorsmall" ||
-        k == "accountingstorageenforce") {
+        k == "accountingstorageenforce" ||
+        k == "preempttype" || k == "preemptmode" || k == "preemptexempttime") {
       return Status::Ok();  // read by the scheduler's config (ctld/sched/sched_config.h)
     }
     if (kIgnoredSlurmKeys.count(k)) {
@@ -354,6 +355,8 @@ class Builder {
         auto n = ParseUint(kv.value, "PriorityTier");
         if (!n.ok()) return BadValue(l.Where(), kv, "expected a number");
         p.priority_tier = static_cast<uint32_t>(*n);
+      } else if (k == "preemptmode" || k == "gracetime") {
+        // read by the scheduler's config (ctld/sched/preempt_config.h; issue 16 §4)
       } else if (k == "gpufailurepolicy") {
         auto pol = ParseGpuFailurePolicy(kv.value);
         if (!pol.ok()) return BadValue(l.Where(), kv, pol.status().message());

@@ -59,6 +59,7 @@ Status Controller::Start(const Recovered& rec) {
   for (auto& [name, n] : nodes_.nodes()) n.last_heartbeat = stats_.start_time;
   for (const auto& [id, j] : jobs_.jobs())
     if (j.State() == JobState::kRunning || j.State() == JobState::kSuspended) nodes_.Allocate(j);
+  RecoverPreemptions();  // issue 16 §4 (preemption.cc)
   Tick();
   RequestSchedule();
   return Status::Ok();
@@ -371,12 +372,14 @@ void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Fini
   std::string gpu_why = TakeGpuFailureEnd(id, &gpu_fail);  // a GPU failure stopped it (issue 14)
   if (j->requeue_requested) {
     nodes_.Release(*j);
-    jobs_.MarkRequeued(id, gpu_why.empty() ? "Requeued by user" : gpu_why,
+    bool preempted = preempt_.victims.count(id) > 0;  // issue 16 §4
+    jobs_.MarkRequeued(id, !gpu_why.empty() ? gpu_why : preempted ? "Preempted" : "Requeued by user",
                        [ack](const Status&) { ack(); });
+    if (preempted) AfterPreemptChange();
     RequestSchedule();
     return;
   }
-  JobState state = f.state;
+  JobState state = PreemptedEndState(id, f.state);  // PREEMPTED for a CANCEL victim
   if (j->cancel_requested && (state == JobState::kFailed || state == JobState::kCompleted)) state = JobState::kCancelled;
   if (gpu_fail && !j->cancel_requested) {
     FinishJob(*j, JobState::kFailed, f.exit_code, f.exit_signal, f.end_time, gpu_why, ack);
@@ -491,6 +494,7 @@ void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t s
                        }
                        if (after_durable) after_durable();
                      });
+  if (!preempt_.victims.empty() || !preempt_.plans.empty()) AfterPreemptChange();  // issue 16 §4
   RequestSchedule();
 }
 
@@ -551,6 +555,41 @@ void Controller::RequestSchedule() {
   });
 }
 
+bool Controller::StartJob(uint64_t id, const std::vector<sched::NodePlacement>& placement) {
+  JobRecord* j = jobs_.Find(id);
+  if (!j || j->State() != JobState::kPending || j->held || !SchedBridge::StillFits(placement, nodes_)) return false;
+  // Launch once the start is durable, so a restarted controller never forgets a launch. A
+  // start that could not be recorded is undone in memory (the job pends again, as on disk).
+  // Signals for the job (a cancel right after submission) wait until the launch is sent.
+  awaiting_launch_[id].clear();
+  jobs_.MarkStarted(id, SchedBridge::ToAlloc(placement), [this, id, before = *j](const Status& st) mutable {
+    core_->Post([this, id, before = std::move(before), ok = st.ok()] {
+      auto it = awaiting_launch_.find(id);
+      if (it == awaiting_launch_.end()) return;
+      std::vector<int> signals = std::move(it->second);
+      awaiting_launch_.erase(it);
+      if (!ok) {
+        UndoStart(before);
+        return;
+      }
+      JobRecord* job = jobs_.Find(id);
+      if (!job || job->State() != JobState::kRunning) return;
+      auto payload = store_->LoadPayload(id);
+      if (!payload.ok()) {
+        FinishJob(*job, JobState::kFailed, 1, 0, 0, "cannot launch: " + payload.status().message(), nullptr);
+        return;
+      }
+      NodeRuntime* n = nodes_.Find(job->alloc.front().node);
+      if (!n || !n->link) return;
+      n->link->Launch(*job, *payload, cfg_->kill_wait_s);
+      for (int sig : signals) n->link->Signal(id, sig, job->run);
+    });
+  });
+  nodes_.Allocate(*j);
+  stats_.jobs_started++;
+  return true;
+}
+
 void Controller::RunCycle() {
   int64_t t0 = clock_->MonotonicMicros();
   int64_t cpu0 = clock_->ThreadCpuMicros();
@@ -558,6 +597,7 @@ void Controller::RunCycle() {
   auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), jobs_.active(), nodes_, now,
                                     [this](uint64_t id) { return jobs_.IsDurable(id); });
   FillMigGpus(snap, *cfg_, nodes_, jobs_.active(), mig_in_flight_);
+  AdjustPreemptSnapshot(snap);  // issue 16 §4 (preemption.cc)
   auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
   stats_.jobs_backfilled += result.jobs_backfilled;
   if (!result.status.ok() && !logged_cycle_error_) {
@@ -569,40 +609,10 @@ void Controller::RunCycle() {
       jobs_.SetReason(d.job_id, d.reason, d.expected_start);
       continue;
     }
-    JobRecord* j = jobs_.Find(d.job_id);
-    if (!j || j->State() != JobState::kPending || j->held || !SchedBridge::StillFits(d.placement, nodes_)) continue;
-    uint64_t id = d.job_id;
-    // Launch once the start is durable, so a restarted controller never forgets a launch. A
-    // start that could not be recorded is undone in memory (the job pends again, as on disk).
-    // Signals for the job (a cancel right after submission) wait until the launch is sent.
-    awaiting_launch_[id].clear();
-    jobs_.MarkStarted(id, SchedBridge::ToAlloc(d.placement), [this, id, before = *j](const Status& st) mutable {
-      core_->Post([this, id, before = std::move(before), ok = st.ok()] {
-        auto it = awaiting_launch_.find(id);
-        if (it == awaiting_launch_.end()) return;
-        std::vector<int> signals = std::move(it->second);
-        awaiting_launch_.erase(it);
-        if (!ok) {
-          UndoStart(before);
-          return;
-        }
-        JobRecord* job = jobs_.Find(id);
-        if (!job || job->State() != JobState::kRunning) return;
-        auto payload = store_->LoadPayload(id);
-        if (!payload.ok()) {
-          FinishJob(*job, JobState::kFailed, 1, 0, 0, "cannot launch: " + payload.status().message(), nullptr);
-          return;
-        }
-        NodeRuntime* n = nodes_.Find(job->alloc.front().node);
-        if (!n || !n->link) return;
-        n->link->Launch(*job, *payload, cfg_->kill_wait_s);
-        for (int sig : signals) n->link->Signal(id, sig, job->run);
-      });
-    });
-    nodes_.Allocate(*j);
-    stats_.jobs_started++;
+    StartJob(d.job_id, d.placement);
   }
   ApplyMigReconfigs(result.mig_reconfigs);
+  ApplyPreemptions(result.preemptions);  // issue 16 §4 (preemption.cc)
   last_cycle_end_us_ = clock_->MonotonicMicros();
   int64_t us = last_cycle_end_us_ - t0;
   stats_.cycles++;
@@ -614,6 +624,7 @@ void Controller::RunCycle() {
 
 void Controller::Tick() {
   CheckNodes();
+  PreemptTick();  // issue 16 §4: grace times, resumes
   jobs_.PurgeFinished(cfg_->min_job_age_s);
   // Scheduling cycles and RPC bursts free large transient buffers; give them back to the OS
   // so RSS tracks what the controller actually holds.

@@ -17,6 +17,7 @@
 #include "ctld/core.h"
 #include "ctld/jobs/job_manager.h"
 #include "ctld/nodes/node_table.h"
+#include "ctld/preemption.h"
 #include "ctld/sched_bridge.h"
 #include "ctld/sched_bridge_mig.h"
 #include "ctld/step_layout.h"
@@ -226,6 +227,24 @@ class Controller {
   void ApplyAssocDefaults(JobRecord& r, bool time_given) const;
   // Submit limits of associations need every active job counted (not only the caller's).
   bool AssocSubmitLimits() const;
+  // Starts pending job `id` on `placement` if it still fits the live tables (durable start,
+  // then launch). False when it no longer can.
+  bool StartJob(uint64_t id, const std::vector<sched::NodePlacement>& placement);
+  // --- preemption (preemption.h/.cc; issue 16 §4) ---
+  void AdjustPreemptSnapshot(sched::ClusterSnapshot& snap) const;
+  void ApplyPreemptions(const std::vector<sched::Preemption>& ps);
+  bool ApplyPreemption(const sched::Preemption& p);
+  // Freezes (SUSPEND), SIGTERMs (grace time starts) or cancels (cancel_now, or no grace) `v`.
+  void StopVictim(JobRecord& v, const PreemptState::Victim& pv, bool cancel_now);
+  // A victim's run ended (OnJobFinished): the state it ends with (PREEMPTED for CANCEL).
+  JobState PreemptedEndState(uint64_t id, JobState state);
+  // After a victim ended or a preemptor ended: start waiting preemptors, resume victims.
+  void AfterPreemptChange();
+  void PreemptTick();
+  // At start: suspended victims (and REQUEUE victims still running) from their `preempted`
+  // events, so they are resumed (cancelled) as before the restart.
+  void RecoverPreemptions();
+  PreemptState preempt_;
 
   std::shared_ptr<const ClusterConfig> cfg_;
   std::shared_ptr<const sched::SchedConfig> sched_cfg_;

@@ -45,7 +45,12 @@ sched::RunningSnap ToRunning(const JobRecord& j) {
   r.end_time = j.time_limit_s < 0 ? sched::kNever : j.start_time + j.time_limit_s;
   for (const auto& a : j.alloc)
     r.nodes.push_back({a.node, a.cpus, a.mem_mib,
-                       static_cast<uint32_t>(a.gpu_indices.size() + a.mig_uuids.size())});
+                       static_cast<uint32_t>(a.gpu_indices.size() + a.mig_uuids.size()),
+                       a.gpu_indices, a.mig_uuids});
+  // issue 16 §4: victim selection
+  r.priority = j.priority;
+  r.preemptable = j.State() == JobState::kRunning && !j.cancel_requested && !j.requeue_requested &&
+                  std::none_of(j.alloc.begin(), j.alloc.end(), IsShareAlloc);
   return r;
 }
 

@@ -93,6 +93,15 @@ class CgroupManager {
   virtual Status KillAll(const std::string& name) = 0;
   virtual Result<bool> OomKilled(const std::string& name) = 0;
   virtual Status Remove(const std::string& name) = 0;
+  // Freezes (frozen) or thaws the cgroup's processes: v1 freezer.state FROZEN/THAWED, v2
+  // cgroup.freeze 1/0 (issue 16 §4: preemption by SUSPEND). Waits up to 1 s for a v1 freeze to
+  // settle. kUnimplemented when the hierarchy has no freezer (the caller falls back to
+  // SIGSTOP/SIGCONT).
+  virtual Status Freeze(const std::string& name, bool frozen) {
+    (void)name;
+    (void)frozen;
+    return Status(Code::kUnimplemented, "no cgroup freezer");
+  }
   // Problems Create tolerated (e.g. the kernel refused the v2 device program); cleared.
   virtual std::vector<std::string> TakeWarnings() { return {}; }
 };

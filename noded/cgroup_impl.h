@@ -15,6 +15,7 @@ class CgroupV1 final : public CgroupManager {
   Status AddPid(const std::string& name, pid_t pid) override;
   Result<std::vector<pid_t>> Procs(const std::string& name) override;
   Status KillAll(const std::string& name) override;
+  Status Freeze(const std::string& name, bool frozen) override;  // issue 16 §4
   Result<bool> OomKilled(const std::string& name) override;
   Status Remove(const std::string& name) override;
 
@@ -40,6 +41,7 @@ class CgroupV2 final : public CgroupManager {
   Status AddPid(const std::string& name, pid_t pid) override;
   Result<std::vector<pid_t>> Procs(const std::string& name) override;
   Status KillAll(const std::string& name) override;
+  Status Freeze(const std::string& name, bool frozen) override;  // issue 16 §4
   Result<bool> OomKilled(const std::string& name) override;
   Status Remove(const std::string& name) override;
   std::vector<std::string> TakeWarnings() override { return std::move(warnings_); }

@@ -173,6 +173,18 @@ Status CgroupV1::KillAll(const std::string& name) {
   return Internal("processes of cgroup " + name + " survived SIGKILL for 5 s");
 }
 
+Status CgroupV1::Freeze(const std::string& name, bool frozen) {
+  if (!Has("freezer")) return Status(Code::kUnimplemented, "no v1 freezer hierarchy");
+  std::string state = Dir("freezer", name) + "/freezer.state";
+  TESSERA_RETURN_IF_ERROR(WriteCgroupFile(state, frozen ? "FROZEN" : "THAWED"));
+  for (int i = 0; frozen && i < 20; ++i) {  // FREEZING until every task stopped
+    auto t = ReadFile(state);
+    if (!t.ok() || t->find("FROZEN") == 0) break;
+    SleepMs(50);
+  }
+  return Status::Ok();
+}
+
 Result<bool> CgroupV1::OomKilled(const std::string& name) {
   if (!Has("memory")) return false;
   std::string d = Dir("memory", name);

@@ -80,6 +80,12 @@ Result<std::vector<pid_t>> CgroupV2::Procs(const std::string& name) {
   return ParsePidList(*t);
 }
 
+Status CgroupV2::Freeze(const std::string& name, bool frozen) {
+  std::string f = Dir(name) + "/cgroup.freeze";
+  if (::access(f.c_str(), F_OK) != 0) return Status(Code::kUnimplemented, "no cgroup.freeze");
+  return WriteCgroupFile(f, frozen ? "1" : "0");
+}
+
 Status CgroupV2::KillAll(const std::string& name) {
   std::string d = Dir(name);
   bool kill_file = ::access((d + "/cgroup.kill").c_str(), F_OK) == 0;

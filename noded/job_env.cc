@@ -60,6 +60,7 @@ EnvMap SlurmVars(const tessera::v1::LaunchJob& l, const NodeFacts& node, const U
   v["SLURM_TASKS_PER_NODE"] = CompressTasksPerNode(tasks);
   v["SLURM_CLUSTER_NAME"] = node.cluster_name;
   v["SLURMD_NODENAME"] = node.node_name;
+  if (l.restart_count() > 0) v["SLURM_RESTART_COUNT"] = std::to_string(l.restart_count());
   return v;
 }
 

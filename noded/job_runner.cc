@@ -225,6 +225,20 @@ void KillCgroup(const Supervision& s) {
   if (!st.ok()) Say(s.opts, "warning: " + st.message());
 }
 
+// Suspend/resume (SIGSTOP/SIGCONT from ctld) through the job cgroup's freezer: the whole
+// cgroup, setsid escapees too. False when there is no cgroup or no freezer (then the signal
+// goes to the process group).
+bool FreezeCgroup(const Supervision& s, bool frozen) {
+  if (!s.cgroup) return false;
+  Status st = s.cgroup->Freeze(s.cgroup_name, frozen);
+  if (!st.ok()) {
+    if (st.code() != Code::kUnimplemented) Say(s.opts, "warning: freezer: " + st.message());
+    return false;
+  }
+  Say(s.opts, std::string(frozen ? "froze" : "thawed") + " the job's cgroup");
+  return true;
+}
+
 JobStatus Supervise(const Supervision& s) {
   const auto& l = s.launch;
   int64_t start = MonoMs();
@@ -273,7 +287,9 @@ JobStatus Supervise(const Supervision& s) {
       } else if (si.ssi_signo == SIGTERM) {
         escalate(JobState::kCancelled, job + " CANCELLED AT " + IsoNow());
       } else if (si.ssi_signo == SIGUSR1) {
-        if (sig > 0 && sig < NSIG) {
+        if ((sig == SIGSTOP || sig == SIGCONT) && FreezeCgroup(s, sig == SIGSTOP)) {
+          // suspended / resumed with the cgroup freezer (issue 16 §4)
+        } else if (sig > 0 && sig < NSIG) {
           Say(s.opts, "forwarding signal " + std::to_string(sig) + " to the job");
           ::kill(-s.pid, sig);
         }

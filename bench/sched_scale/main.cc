@@ -1,6 +1,14 @@
 // sched_scale: cycle time and memory of tessera_sched's RunCycle on synthetic clusters.
 //
 //   sched_scale [--nodes 1000,10000] [--jobs 10000,100000] [--seed 1] [--cycles 3] [--mig 1]
+//               [--preempt 1]
+//
+// --preempt 1 (issue 16 §4): PreemptType=preempt/qos, PreemptMode=REQUEUE; a third of the running
+// jobs are in QoS "scav" (preemptable), 5% of the pending jobs in QoS "high" (Preempt=scav), the
+// rest "normal" (job order as without QoS: no PriorityWeightQOS); the preempt action runs after
+// allocate with its
+// default preempt_depth (16 searches per cycle). --preempt 2: the same QoS and priorities with
+// PreemptType=preempt/none (the control: what preemption itself costs).
 //
 // --mig 1: the a100 nodes (one in four) have MIG-capable 80 GB GPUs under MigStrategy=dynamic:
 // GPUs 0-3 are in MIG mode (2g.20gb@0, 1g.10gb@2, 1g.10gb@3, 3g.40gb@4; one instance held where
@@ -22,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config_file.h"
 #include "ctld/sched/scheduler.h"
 
 namespace {
@@ -145,6 +154,28 @@ ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed, bo
   return s;
 }
 
+// --preempt (issue 16 §4): QoS for running and pending jobs, and the config that preempts.
+void AddPreemption(ClusterSnapshot& s, uint64_t seed) {
+  std::mt19937_64 rng(seed + 16);
+  for (auto& r : s.running) r.qos = rng() % 3 == 0 ? "scav" : "normal";
+  for (auto& j : s.pending) j.qos = rng() % 20 == 0 ? "high" : "normal";
+}
+
+tessera::sched::SchedConfig PreemptConfig(bool on) {
+  auto lines = tessera::ParseConfigText(
+      std::string(on ? "PreemptType=preempt/qos\n" : "") +
+      "PreemptMode=REQUEUE\n"
+      "QOSName=scav Priority=0\nQOSName=normal Priority=10 Default=YES\n"
+      "QOSName=high Priority=100 Preempt=scav\n",
+      "sched_scale");
+  auto c = tessera::sched::BuildSchedConfig(*lines);
+  if (!c.ok()) {
+    std::fprintf(stderr, "%s\n", c.status().message().c_str());
+    std::exit(1);
+  }
+  return *c;
+}
+
 std::vector<uint32_t> ParseList(const char* s) {
   std::vector<uint32_t> out;
   for (const char* p = s; *p;) {
@@ -162,6 +193,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   int cycles = 3;
   bool mig = false;
+  int preempt = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--nodes") nodes = ParseList(argv[i + 1]);
@@ -169,21 +201,25 @@ int main(int argc, char** argv) {
     else if (a == "--seed") seed = std::strtoull(argv[i + 1], nullptr, 10);
     else if (a == "--cycles") cycles = std::atoi(argv[i + 1]);
     else if (a == "--mig") mig = std::atoi(argv[i + 1]) != 0;
+    else if (a == "--preempt") preempt = std::atoi(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1]\n");
+      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2]\n");
       return 2;
     }
   }
   std::printf("%8s %8s %10s %10s %10s %8s %8s %8s %8s %10s %10s\n", "nodes", "pending", "cycle_ms",
               "min_ms", "max_ms", "started", "backfill", "reserved", "mig_plan", "rss_MiB", "peak_MiB");
+  tessera::sched::SchedConfig cfg = preempt ? PreemptConfig(preempt == 1) : tessera::sched::SchedConfig{};
+  tessera::sched::Registry registry = tessera::sched::Registry::Builtin();
   for (uint32_t n : nodes)
     for (uint32_t j : jobs) {
       ClusterSnapshot snap = MakeCluster(n, j, seed, mig);
+      if (preempt) AddPreemption(snap, seed);
       double total = 0, lo = 1e18, hi = 0;
       tessera::sched::CycleResult r;
       for (int c = 0; c < cycles; ++c) {
         auto t0 = std::chrono::steady_clock::now();
-        r = tessera::sched::RunCycle(snap);
+        r = tessera::sched::RunCycle(snap, cfg, registry);
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         total += ms, lo = std::min(lo, ms), hi = std::max(hi, ms);
       }
@@ -191,6 +227,11 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(r.jobs_started), static_cast<unsigned long long>(r.jobs_backfilled),
                   static_cast<unsigned long long>(r.reservations), r.mig_reconfigs.size(), ReadStatusKb("VmRSS:") / 1024.0,
                   ReadStatusKb("VmHWM:") / 1024.0);
+      if (preempt == 1) {
+        size_t victims = 0;
+        for (const auto& p : r.preemptions) victims += p.victims.size();
+        std::printf("  preemptions %zu (victims %zu)\n", r.preemptions.size(), victims);
+      }
       std::fflush(stdout);
     }
   return 0;

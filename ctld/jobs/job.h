@@ -158,6 +158,12 @@ inline constexpr char kStaleReport[] = "stale_report";
 // {node, gpu, xid, reason, policy}: a GPU the running job holds failed (issue 14); recorded, the
 // record does not change (the policy's requeue_requested / finished events follow).
 inline constexpr char kGpuFailure[] = "gpu_failure";
+// --- issue 16 §4 preemption (preempt helper; ctld/preemption.h): recorded, the record does not
+// change (the requeue_requested / suspended events that follow do).
+// {by, mode, grace_time}: this running job is preempted for pending job `by`.
+inline constexpr char kPreempted[] = "preempted";
+// {victims: [ids], mode: [modes]}: this pending job preempts those jobs.
+inline constexpr char kPreempting[] = "preempting";
 }  // namespace event
 
 // The bulky part of a submission, kept only in the database (not in memory) until launch:

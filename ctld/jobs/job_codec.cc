@@ -171,7 +171,8 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       r.state = static_cast<int>(JobState::kSuspended);
     } else if (e.type == event::kResumed) {
       r.state = static_cast<int>(JobState::kRunning);
-    } else if (e.type == event::kStaleReport || e.type == event::kGpuFailure) {
+    } else if (e.type == event::kStaleReport || e.type == event::kGpuFailure ||
+               e.type == event::kPreempted || e.type == event::kPreempting) {
       // Only recorded (the job's events show it); the record does not change.
     } else if (e.type == event::kReason) {
       r.reason = json::value_to<std::string>(d.at("reason"));

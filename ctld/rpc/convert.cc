@@ -287,6 +287,7 @@ RegisterInfo FromProto(const v1::Register& p) {
 void ToLaunch(const JobRecord& r, const JobPayload& payload, int64_t kill_wait_s, v1::LaunchJob* out) {
   out->set_job_id(r.job_id);
   out->set_run(r.run);
+  out->set_restart_count(r.requeue_count);  // issue 16 §4
   out->set_name(r.spec.name);
   out->set_uid(r.uid);
   out->set_gid(r.gid);

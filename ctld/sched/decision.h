@@ -49,6 +49,24 @@ struct MigReconfig {
   std::vector<uint64_t> for_jobs;                            // the pending jobs it is made for
 };
 
+// --- issue 16 §4 preemption (preempt helper; actions/preempt.cc) ---
+// One preemptor and the running jobs preempted for it. Each victim is a whole job (every node
+// of it). The preemptor's decision stays kPending (reason Resources, expected_start = now,
+// reserved_nodes) until its victims' resources are free; `placement` is where it fits then.
+// ctld re-checks every victim (still running, not exempt) before acting.
+struct PreemptVictim {
+  uint64_t job_id = 0;
+  std::string mode;            // "CANCEL", "REQUEUE" or "SUSPEND"
+  int64_t grace_time = 0;      // seconds between SIGTERM and SIGKILL (CANCEL, REQUEUE)
+};
+struct Preemption {
+  uint64_t preemptor = 0;
+  std::vector<PreemptVictim> victims;  // new victims chosen in this cycle (may be empty when
+                                       // earlier victims, still ending, make room)
+  std::vector<uint64_t> pending_victims;  // earlier victims still ending (preempted_for)
+  std::vector<NodePlacement> placement;   // the preemptor's place once they are gone
+};
+
 struct CycleResult {
   std::vector<Decision> decisions;
   uint64_t jobs_considered = 0;
@@ -56,6 +74,7 @@ struct CycleResult {
   uint64_t jobs_backfilled = 0;
   uint64_t reservations = 0;
   std::vector<MigReconfig> mig_reconfigs;
+  std::vector<Preemption> preemptions;  // issue 16 §4 (preempt helper)
   Status status;  // not OK when the configuration named an action or plugin that cannot run
 };
 

@@ -361,4 +361,21 @@ bool TryReserve(Session& s, JobInfo& j) {
   return false;
 }
 
+// --- issue 16 §4 (preempt helper) ---
+bool PlaceNow(Session& s, JobInfo& j, bool keep, std::vector<NodePlacement>* out) {
+  if (keep) return PlaceAt(s, j, s.now(), true, out);
+  const auto& alts = j.constraint.Alternatives();
+  int n_alt = alts.empty() ? 1 : static_cast<int>(alts.size());
+  for (int a = 0; a < n_alt; ++a) {
+    Statement st(s.state());  // discarded when it goes out of scope
+    Placer p(s, st, j, s.now(), alts.empty() ? -1 : a, true);
+    uint32_t tasks = p.Run();
+    if (tasks > 0 && s.GangReady(j, tasks)) {
+      if (out) *out = p.placements();
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace tessera::sched

@@ -21,6 +21,11 @@ enum class StartOutcome { kStarted, kLimited, kNoResources };
 StartOutcome TryStartNow(Session& s, JobInfo& j, bool backfill);
 bool TryReserve(Session& s, JobInfo& j);
 
+// --- issue 16 §4 (preempt helper) ---
+// Places `j` now (whole gang, every alternative) without recording a decision. keep = false:
+// a probe, nothing stays taken; keep = true: the resources stay taken until now + time limit.
+bool PlaceNow(Session& s, JobInfo& j, bool keep, std::vector<NodePlacement>* out);
+
 // The memo key: every field placement depends on (two jobs with equal keys place alike).
 const std::string& ShapeKey(JobInfo& j);
 

@@ -17,6 +17,7 @@ Registry Registry::Builtin() {
   RegisterBuiltinPlugins(r);
   RegisterBuiltinActions(r);
   RegisterMigPlanAction(r);
+  RegisterPreemptAction(r);  // issue 16 §4 (actions/preempt.cc)
   return r;
 }
 

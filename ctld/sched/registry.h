@@ -3,8 +3,8 @@
 // built-in one; tests and the simulator may add their own. Unknown names are errors that name
 // the bad name, so ctld fails at startup rather than scheduling with a silent gap.
 //
-// Built-in actions: enqueue, allocate, migplan, backfill (preempt, reclaim: reserved names that are
-// not implemented yet; configuring them is an error that says so).
+// Built-in actions: enqueue, allocate, migplan, preempt, backfill (reclaim: a reserved name that
+// is not implemented yet; configuring it is an error that says so).
 // Built-in plugins: priority (multifactor job order), fifo (submit-time order), gang (gang
 // readiness), predicates (constraints, node lists, partition, BadConstraints), nodeorder
 // (binpack/spread scores), lifecycle (holds, begin time, dependencies, array %), limits
@@ -51,5 +51,7 @@ void RegisterBuiltinPlugins(Registry& r);
 void RegisterBuiltinActions(Registry& r);
 // actions/mig_plan.cc: "migplan" (dynamic MIG, see that file).
 void RegisterMigPlanAction(Registry& r);
+// actions/preempt.cc: "preempt" (issue 16 §4, see that file).
+void RegisterPreemptAction(Registry& r);
 
 }  // namespace tessera::sched

@@ -46,6 +46,9 @@ Status ParseQos(const ConfigLine& l, SchedConfig& c) {
   for (const auto& p : l.pairs) {
     const std::string& k = p.key;
     Result<int64_t> v = int64_t{0};
+    bool preempt_key = false;  // issue 16 §4 (preempt_config.cc)
+    TESSERA_RETURN_IF_ERROR(ParseQosPreemptKey(p, q, &preempt_key));
+    if (preempt_key) continue;
     if (k == "qosname") {
       q.name = p.value;
     } else if (k == "priority") {
@@ -154,6 +157,10 @@ Status ParseSchedParams(const std::string& where, const ConfigPair& p, SchedConf
       TESSERA_RETURN_IF_ERROR(dbl(&c.binpack_weight));
     } else if (key == "spread_weight") {
       TESSERA_RETURN_IF_ERROR(dbl(&c.spread_weight));
+    } else if (key == "preempt_depth") {  // issue 16 §4
+      auto n = num("preempt_depth");
+      if (!n.ok()) return n.status();
+      c.preempt_depth = static_cast<uint32_t>(*n);
     } else if (key == "default_time") {
       auto t = ParseTimeLimit(val);
       if (!t.ok()) return Bad(where, p, "default_time expects a time limit");
@@ -168,6 +175,9 @@ Status ParseSchedParams(const std::string& where, const ConfigPair& p, SchedConf
 
 Status ParseGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c) {
   const std::string& k = p.key;
+  bool preempt_key = false;  // issue 16 §4 (preempt_config.cc)
+  TESSERA_RETURN_IF_ERROR(ParsePreemptGlobal(where, p, c, &preempt_key));
+  if (preempt_key) return Status::Ok();
   Registry reg = Registry::Builtin();
   if (k == "scheduleractions") {
     c.actions = SplitComma(ToLower(p.value));
@@ -252,10 +262,13 @@ const QosConfig* SchedConfig::FindQos(const std::string& name) const {
 
 Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
   SchedConfig c;
+  PartitionPreempt part_preempt_default;  // issue 16 §4: PartitionName=DEFAULT
   for (const auto& l : lines) {
     if (l.pairs.empty()) continue;
     const std::string& head = l.Head();
-    if (head == "qosname") {
+    if (head == "partitionname") {
+      TESSERA_RETURN_IF_ERROR(ParsePartitionPreempt(l, c, part_preempt_default));
+    } else if (head == "qosname") {
       TESSERA_RETURN_IF_ERROR(ParseQos(l, c));
     } else if (head == "accountname") {
       TESSERA_RETURN_IF_ERROR(ParseAccount(l, c));
@@ -269,6 +282,7 @@ Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
     if (!a.parent.empty() && !c.accounts.count(a.parent) && a.parent != "root")
       return InvalidArgument(a.where + ": account " + name + " has unknown parent " + a.parent);
   TESSERA_RETURN_IF_ERROR(CheckAssocLines(c));
+  TESSERA_RETURN_IF_ERROR(FinishPreemptConfig(c));
   return c;
 }
 

@@ -12,6 +12,9 @@
 //   QOSName=normal Priority=10 MaxWall=1-0 MaxJobsPerUser=4 MaxSubmitJobsPerUser=100
 //       MaxTRESPerUser=gres/gpu=8,cpu=64 GrpTRES=gres/gpu=32 GrpJobs=100 [Default=YES]
 //   AccountName=physics Parent=root GrpTRES=gres/gpu=16 GrpJobs=50
+//   PreemptType= PreemptMode= PreemptExemptTime=, PartitionName= PreemptMode= GraceTime=, QOSName=
+//       Preempt= PreemptMode= GraceTime= PreemptExemptTime=, SchedulerParameters=preempt_depth=16
+//       (issue 16 §4: preempt_config.h)
 // Unknown SchedulerParameters options are warnings (Slurm has many); unknown action or plugin
 // names are errors naming the name and the line. Every error is "file:line: message".
 #include <cstdint>
@@ -21,6 +24,7 @@
 
 #include "common/config_file.h"
 #include "common/status.h"
+#include "ctld/sched/preempt_config.h"
 
 namespace tessera::sched {
 
@@ -46,6 +50,11 @@ struct QosConfig {
   TresLimit grp_tres;                    // all running jobs of this QoS
   int64_t grp_jobs = -1;
   std::string where;
+  // --- issue 16 §4 preemption (preempt helper; preempt_config.h) ---
+  std::vector<std::string> preempt;      // Preempt=: the QoS whose jobs this QoS may preempt
+  PreemptModeKind preempt_mode = PreemptModeKind::kUnset;  // PreemptMode= for jobs of this QoS
+  int64_t grace_time = 0;                // GraceTime= seconds (SIGTERM .. SIGKILL); 0 = partition's
+  int64_t preempt_exempt_time = -1;      // PreemptExemptTime= seconds; -1 = the cluster's
 };
 
 // Association limits (issue 16 §1; sacctmgr's names). -1 / Unlimited() = no limit.
@@ -124,6 +133,12 @@ struct SchedConfig {
   // AccountingStorageEnforce= (associations, limits, qos, safe...): what submit refuses.
   bool enforce_associations = false, enforce_limits = false, enforce_qos = false;
   std::vector<std::string> warnings;
+  // --- issue 16 §4 preemption (preempt helper; preempt_config.h) ---
+  PreemptType preempt_type = PreemptType::kNone;
+  PreemptModeSpec preempt_mode;          // cluster default (unset with a preempt type = CANCEL)
+  int64_t preempt_exempt_time = 0;       // PreemptExemptTime= seconds
+  std::map<std::string, PartitionPreempt> partition_preempt;  // PartitionName= PreemptMode/GraceTime
+  uint32_t preempt_depth = 16;           // SchedulerParameters=preempt_depth: preemptors tried per cycle
 
   const QosConfig* FindQos(const std::string& name) const;
 };
@@ -162,5 +177,18 @@ Status CheckAssocLines(const SchedConfig& c);
 // Builds the scheduler config from tessera.conf lines (the output of ParseConfigFile). Lines and
 // keys that are not the scheduler's are skipped silently (cluster_config owns them).
 Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines);
+
+// --- issue 16 §4 preemption (preempt helper; implemented in preempt_config.cc) ---
+// A QOSName= key of preemption (Preempt, PreemptMode, GraceTime, PreemptExemptTime): parsed
+// into `q` with *handled = true; other keys leave *handled false.
+Status ParseQosPreemptKey(const ConfigPair& p, QosConfig& q, bool* handled);
+// A cluster key of preemption (PreemptType, PreemptMode, PreemptExemptTime); *handled as above.
+Status ParsePreemptGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c,
+                          bool* handled);
+// A PartitionName= line's PreemptMode=/GraceTime= (PartitionName=DEFAULT sets later lines').
+Status ParsePartitionPreempt(const ConfigLine& l, SchedConfig& c, PartitionPreempt& defaults);
+// After every line: checks Preempt= names, adds "preempt" after "allocate" to the default
+// actions when a preempt type is set, warns about GANG.
+Status FinishPreemptConfig(SchedConfig& c);
 
 }  // namespace tessera::sched

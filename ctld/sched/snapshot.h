@@ -161,6 +161,11 @@ struct NodeUse {
   uint32_t cpus = 0;
   uint64_t mem_mib = 0;
   uint32_t gpus = 0;
+  // --- issue 16 §4 preemption (preempt helper) ---
+  // The GPU units held, so a victim's units can be handed to its preemptor. Empty with gpus > 0
+  // (older builders, scenarios): the preempt action frees any `gpus` held whole GPUs.
+  std::vector<uint32_t> gpu_indices;  // whole GPUs (node GPU index)
+  std::vector<std::string> mig_uuids; // MIG instances
 };
 
 struct RunningSnap {
@@ -174,6 +179,10 @@ struct RunningSnap {
   int64_t start_time = 0;
   int64_t end_time = kNever;   // expected end (start + limit); kNever if unlimited
   std::vector<NodeUse> nodes;
+  // --- issue 16 §4 preemption (preempt helper; actions/preempt.cc) ---
+  int64_t priority = 0;        // victims with lower priority go first (ctld: admin-set, else 0)
+  bool preemptable = true;     // false: never a victim (suspended, completing, GPU shares)
+  uint64_t preempted_for = 0;  // being preempted (grace time, ending) for this pending job
 };
 
 // A job that left the queue, for dependency evaluation.

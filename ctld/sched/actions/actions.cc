@@ -109,7 +109,6 @@ void RegisterBuiltinActions(Registry& r) {
   r.AddAction("backfill", [](const SchedConfig& c) -> Result<std::unique_ptr<Action>> {
     return std::unique_ptr<Action>(new BackfillAction(c));
   });
-  r.AddAction("preempt", NotYet("preempt"));
   r.AddAction("reclaim", NotYet("reclaim"));
 }
 

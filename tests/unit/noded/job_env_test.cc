@@ -151,3 +151,12 @@ TEST_CASE("ntasks defaults to the sum of allocated tasks") {
   l.clear_num_tasks();
   CHECK(BuildJobEnv(l, Gpu1(), Alice())["SLURM_NTASKS"] == "5");
 }
+
+TEST_CASE("a requeued job's run carries SLURM_RESTART_COUNT (issue 16 §4)") {
+  auto l = TwoNodeJob();
+  CHECK(BuildJobEnv(l, Gpu1(), Alice()).count("SLURM_RESTART_COUNT") == 0);  // first run
+  l.set_restart_count(1);
+  auto env = BuildJobEnv(l, Gpu1(), Alice());
+  CHECK(env["SLURM_RESTART_COUNT"] == "1");
+  CHECK(env["TESSERA_RESTART_COUNT"] == "1");
+}

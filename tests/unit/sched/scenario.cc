@@ -1,4 +1,5 @@
 #include "tests/unit/sched/scenario.h"
+#include "tests/unit/sched/scenario_preempt.h"
 
 #include <algorithm>
 #include <fstream>
@@ -283,6 +284,7 @@ Status Parser::Running(const std::vector<std::string>& w) {
     else if (key == "name") r.name = v;
     else if (key == "partition") r.partition = v;
     else if (key == "array") { auto x = Num(v, "array"); if (!x.ok()) return x.status(); r.array_job_id = *x; }
+    else if (std::string err; RunningPreemptKey(r, key, v, &err)) { if (!err.empty()) return Err(err); }  // issue 16 §4
     else return Err("unknown running key " + key);
   }
   sc_.snap.running.push_back(r);

@@ -6,6 +6,7 @@
 #include "common/config_file.h"
 #include "common/hostlist.h"
 #include "tests/unit/sched/scenario.h"
+#include "tests/unit/sched/scenario_preempt.h"
 
 namespace tessera::sched::testing {
 namespace {
@@ -61,6 +62,9 @@ std::string CheckCounts(const std::string& spec, const Decision& d, bool gpus) {
 }
 
 std::string CheckOne(const Scenario& s, const Expect& e, const CycleResult& r, const SchedConfig& cfg) {
+  bool preempt_kind = false;  // issue 16 §4 (scenario_preempt.cc)
+  std::string preempt_why = CheckPreemptExpect(e, r, &preempt_kind);
+  if (preempt_kind) return preempt_why;
   const JobSnap* job = nullptr;
   for (const auto& j : s.snap.pending)
     if (j.id == e.job) job = &j;

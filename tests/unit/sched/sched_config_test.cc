@@ -47,7 +47,7 @@ TEST_CASE("unknown or unimplemented action and plugin names are errors naming th
   c = Build("SchedulerPlugins=priority,magic\n");
   REQUIRE_FALSE(c.ok());
   CHECK(c.status().message().find("\"magic\"") != std::string::npos);
-  c = Build("SchedulerActions=enqueue,allocate,preempt\n");
+  c = Build("SchedulerActions=enqueue,allocate,reclaim\n");
   REQUIRE_FALSE(c.ok());
   CHECK(c.status().message().find("not implemented") != std::string::npos);
   SchedConfig cfg;

@@ -1,0 +1,248 @@
+// The preempt action (issue 16 §4; settings in preempt_config.h). Runs after allocate. For each
+// eligible pending job that did not start (reason Resources or Priority) and may preempt
+// (PreemptType=preempt/qos: its QoS's Preempt= list names the victim's QoS;
+// preempt/partition_prio: its partition's PriorityTier is above the victim's), in job order, at
+// most `preempt_depth` such searches per cycle:
+//  1. Candidates: running jobs it may preempt, whose mode is not OFF, past their
+//     PreemptExemptTime, preemptable, not already being preempted, and holding a node of its
+//     partition. Ordered cheapest first: (partition_prio: lower tier), lower QoS Priority, lower
+//     priority, later start (least run time lost), higher id.
+//  2. Jobs already being preempted for it (RunningSnap::preempted_for, still ending) are released
+//     first; if it then fits, nothing new is preempted.
+//  3. If it does not fit even with every candidate released: nothing is preempted. (Only the
+//     kMaxCandidates cheapest are considered, so a search costs a bounded number of releases.)
+//  4. Fewest: the cheapest single candidate that suffices (among the first kSingleTries), else
+//     the shortest cheapest prefix that suffices (binary search); then every victim not needed
+//     is dropped, most expensive first (no over-eviction).
+//  5. The preemptor's place is held now (it waits, reason Resources, expected_start now,
+//     reserved_nodes) and the rest of the victims' resources stay held until they end, so
+//     nothing else in this cycle takes them. Victims are whole jobs: every node is released.
+// Output: CycleResult::preemptions (decision.h).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ctld/sched/placement.h"
+#include "ctld/sched/registry.h"
+#include "ctld/sched/session.h"
+#include "ctld/sched/victim_release.h"
+
+namespace tessera::sched {
+namespace {
+
+constexpr size_t kSingleTries = 32;
+constexpr size_t kMaxCandidates = 512;  // the cheapest considered per preemptor
+
+struct Cand {
+  const RunningSnap* r;
+  std::string mode;
+  int64_t grace;
+  std::vector<int64_t> key;  // cheapest first
+};
+
+class PreemptAction : public Action {
+ public:
+  std::string Name() const override { return "preempt"; }
+  void Execute(Session& s) override;
+
+ private:
+  const QosConfig* QosOf(const std::string& q) const { return cfg_->FindQos(q); }
+  uint32_t Tier(const std::string& partition) const {
+    int id = s_->state().PartitionId(partition);
+    return id < 0 ? 0 : s_->state().Partition(id).priority_tier;
+  }
+  PreemptModeKind ModeOf(const RunningSnap& r) const;
+  int64_t GraceOf(const RunningSnap& r) const;
+  bool Exempt(const RunningSnap& r) const;
+  bool MayPreempt(const JobInfo& j, const RunningSnap& r) const;
+  bool MayPreemptAny(const JobInfo& j) const;
+  bool TouchesPartition(const RunningSnap& r, int partition) const;
+  std::vector<Cand> Candidates(const JobInfo& j) const;
+  bool Fits(JobInfo& j, VictimRelease& rel) {
+    rel.Publish();
+    return PlaceNow(*s_, j, false, nullptr);
+  }
+  std::vector<size_t> Choose(JobInfo& j, const std::vector<Cand>& c, VictimRelease& rel);
+  void Serve(JobInfo& j, const std::vector<const RunningSnap*>& inflight);
+
+  Session* s_ = nullptr;
+  const SchedConfig* cfg_ = nullptr;
+  std::map<uint64_t, std::vector<const RunningSnap*>> inflight_;  // preemptor -> victims
+  std::set<uint64_t> taken_;  // victims chosen in this cycle
+  uint32_t budget_ = 0;       // candidate searches left in this cycle
+  uint32_t min_tier_ = 0;     // the lowest partition PriorityTier
+};
+
+PreemptModeKind PreemptAction::ModeOf(const RunningSnap& r) const {
+  const QosConfig* q = QosOf(r.qos);
+  if (cfg_->preempt_type == PreemptType::kQos && q && q->preempt_mode != PreemptModeKind::kUnset)
+    return q->preempt_mode;
+  auto it = cfg_->partition_preempt.find(r.partition);
+  if (it != cfg_->partition_preempt.end() && it->second.mode != PreemptModeKind::kUnset)
+    return it->second.mode;
+  return cfg_->preempt_mode.kind == PreemptModeKind::kUnset ? PreemptModeKind::kCancel
+                                                            : cfg_->preempt_mode.kind;
+}
+
+int64_t PreemptAction::GraceOf(const RunningSnap& r) const {
+  const QosConfig* q = QosOf(r.qos);
+  if (q && q->grace_time > 0) return q->grace_time;
+  auto it = cfg_->partition_preempt.find(r.partition);
+  return it == cfg_->partition_preempt.end() ? 0 : it->second.grace_time;
+}
+
+bool PreemptAction::Exempt(const RunningSnap& r) const {
+  const QosConfig* q = QosOf(r.qos);
+  int64_t t = q && q->preempt_exempt_time >= 0 ? q->preempt_exempt_time : cfg_->preempt_exempt_time;
+  return t > 0 && s_->now() - r.start_time < t;
+}
+
+bool PreemptAction::MayPreemptAny(const JobInfo& j) const {
+  if (cfg_->preempt_type == PreemptType::kQos) {
+    const QosConfig* q = QosOf(j.snap->qos);
+    return q && !q->preempt.empty();
+  }
+  return j.partition >= 0 && s_->state().Partition(j.partition).priority_tier > min_tier_;
+}
+
+bool PreemptAction::MayPreempt(const JobInfo& j, const RunningSnap& r) const {
+  if (cfg_->preempt_type == PreemptType::kQos) {
+    const QosConfig* q = QosOf(j.snap->qos);
+    const QosConfig* v = QosOf(r.qos);
+    if (!q || !v) return false;
+    return std::find(q->preempt.begin(), q->preempt.end(), v->name) != q->preempt.end();
+  }
+  return s_->state().Partition(j.partition).priority_tier > Tier(r.partition);
+}
+
+bool PreemptAction::TouchesPartition(const RunningSnap& r, int partition) const {
+  for (const auto& u : r.nodes) {
+    const NodeRt* n = s_->state().FindNode(u.node);
+    if (n && n->usable &&
+        std::find(n->partitions.begin(), n->partitions.end(), static_cast<uint32_t>(partition)) !=
+            n->partitions.end())
+      return true;
+  }
+  return false;
+}
+
+std::vector<Cand> PreemptAction::Candidates(const JobInfo& j) const {
+  std::vector<Cand> out;
+  for (const auto& r : s_->snapshot().running) {
+    if (!r.preemptable || r.preempted_for || taken_.count(r.id)) continue;
+    if (!MayPreempt(j, r) || Exempt(r) || !TouchesPartition(r, j.partition)) continue;
+    PreemptModeKind m = ModeOf(r);
+    if (m == PreemptModeKind::kOff || m == PreemptModeKind::kUnset) continue;
+    const QosConfig* q = QosOf(r.qos);
+    Cand c{&r, PreemptModeName(m), GraceOf(r), {}};
+    if (cfg_->preempt_type == PreemptType::kPartitionPrio) c.key.push_back(Tier(r.partition));
+    c.key.push_back(q ? q->priority : 0);
+    c.key.push_back(r.priority);
+    c.key.push_back(-r.start_time);
+    c.key.push_back(-static_cast<int64_t>(r.id));
+    out.push_back(std::move(c));
+  }
+  std::sort(out.begin(), out.end(), [](const Cand& a, const Cand& b) { return a.key < b.key; });
+  if (out.size() > kMaxCandidates) out.resize(kMaxCandidates);
+  return out;
+}
+
+// The chosen candidates (indices into c), or none. `rel` holds the in-flight releases.
+std::vector<size_t> PreemptAction::Choose(JobInfo& j, const std::vector<Cand>& c,
+                                          VictimRelease& rel) {
+  size_t base = rel.Mark();
+  auto with = [&](const std::vector<size_t>& set) {
+    rel.UndoTo(base);
+    for (size_t i : set) rel.Release(*c[i].r);
+    bool ok = Fits(j, rel);
+    rel.UndoTo(base);
+    return ok;
+  };
+  std::vector<size_t> all(c.size());
+  for (size_t i = 0; i < c.size(); ++i) all[i] = i;
+  if (c.empty() || !with(all)) return {};  // even every candidate would not make room
+  for (size_t i = 0; i < std::min(c.size(), kSingleTries); ++i)
+    if (with({i})) return {i};
+  size_t lo = 1, hi = c.size();  // the shortest prefix that fits: prefix hi fits
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (with(std::vector<size_t>(all.begin(), all.begin() + static_cast<long>(mid)))) hi = mid;
+    else lo = mid + 1;
+  }
+  std::vector<size_t> chosen(all.begin(), all.begin() + static_cast<long>(hi));
+  for (size_t k = chosen.size(); k-- > 0;) {  // drop victims not needed, most expensive first
+    std::vector<size_t> less = chosen;
+    less.erase(less.begin() + static_cast<long>(k));
+    if (!less.empty() && with(less)) chosen = std::move(less);
+  }
+  return chosen;
+}
+
+void PreemptAction::Serve(JobInfo& j, const std::vector<const RunningSnap*>& inflight) {
+  VictimRelease rel(s_->state());
+  for (const RunningSnap* r : inflight) rel.Release(*r);
+  Preemption p;
+  p.preemptor = j.snap->id;
+  for (const RunningSnap* r : inflight) p.pending_victims.push_back(r->id);
+  std::vector<const RunningSnap*> victims = inflight;
+  if (inflight.empty() || !Fits(j, rel)) {
+    if (budget_ == 0) return;
+    --budget_;
+    std::vector<Cand> c = Candidates(j);
+    std::vector<size_t> chosen = Choose(j, c, rel);
+    if (chosen.empty()) return;  // no room even with every candidate: nobody is preempted
+    for (size_t i : chosen) {
+      rel.Release(*c[i].r);
+      victims.push_back(c[i].r);
+      taken_.insert(c[i].r->id);
+      p.victims.push_back({c[i].r->id, c[i].mode, c[i].grace});
+    }
+  }
+  rel.Publish();
+  if (!PlaceNow(*s_, j, true, &p.placement)) return;  // (cannot happen: it fitted above)
+  rel.Keep();
+  for (const RunningSnap* r : victims) rel.Occupy(*r);  // the rest stays theirs until they end
+  rel.Keep();
+  j.stage = JobInfo::Stage::kReserved;
+  j.reason = "Resources";
+  Decision& d = s_->decision(j);
+  d.expected_start = s_->now();
+  d.reserved_nodes.clear();
+  for (const auto& pl : p.placement) d.reserved_nodes.push_back(pl.node);
+  s_->result().preemptions.push_back(std::move(p));
+}
+
+void PreemptAction::Execute(Session& s) {
+  s_ = &s;
+  cfg_ = &s.config();
+  if (cfg_->preempt_type == PreemptType::kNone) return;
+  budget_ = cfg_->preempt_depth;
+  min_tier_ = ~0u;
+  for (size_t i = 0; i < s.state().PartitionCount(); ++i)
+    min_tier_ = std::min(min_tier_, s.state().Partition(static_cast<int>(i)).priority_tier);
+  for (const auto& r : s.snapshot().running)
+    if (r.preempted_for) inflight_[r.preempted_for].push_back(&r);
+  std::vector<JobInfo*> order;
+  for (auto& j : s.jobs()) {
+    if (j.stage != JobInfo::Stage::kEligible) continue;
+    if (j.reason != "Resources" && j.reason != "Priority") continue;
+    if (inflight_.count(j.snap->id) || MayPreemptAny(j)) order.push_back(&j);
+  }
+  std::sort(order.begin(), order.end(),
+            [&](const JobInfo* a, const JobInfo* b) { return s.CompareJobs(*a, *b) < 0; });
+  for (JobInfo* j : order) {
+    if (!s.Allocatable(*j).empty()) continue;
+    auto it = inflight_.find(j->snap->id);
+    Serve(*j, it == inflight_.end() ? std::vector<const RunningSnap*>{} : it->second);
+  }
+}
+
+}  // namespace
+
+void RegisterPreemptAction(Registry& r) {
+  r.AddAction("preempt", [](const SchedConfig&) -> Result<std::unique_ptr<Action>> {
+    return std::unique_ptr<Action>(new PreemptAction());
+  });
+}
+
+}  // namespace tessera::sched
