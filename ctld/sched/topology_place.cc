@@ -113,8 +113,10 @@ struct Attempt {
 };
 
 // One tier: the groups (of those marked in `dirty`, when given) that could hold the job, best
-// fit first, at most kTopoTriesPerTier tried.
-bool TryTier(Attempt& at, size_t tier, const AvailFn& avail, const std::vector<char>* dirty) {
+// fit first, at most kTopoTriesPerTier tried. A group holding the whole partition is not tried
+// (with no --switches cap): `*covering` is set and the caller places the job unrestricted.
+bool TryTier(Attempt& at, size_t tier, const AvailFn& avail, const std::vector<char>* dirty,
+             bool* covering) {
   TopoState& t = *at.s.state().topo();
   bool gpu = at.tj.need.gpus > 0;
   struct Cand {
@@ -126,6 +128,10 @@ bool TryTier(Attempt& at, size_t tier, const AvailFn& avail, const std::vector<c
   std::vector<int32_t> leaves;
   for (uint32_t g : t.Tier(tier)) {
     if (dirty && !(*dirty)[g]) continue;
+    if (at.tj.max_leaves == 0 && t.Covers(at.j.partition, g)) {
+      *covering = true;
+      continue;
+    }
     leaves.clear();
     GroupAvail sum = Offer(at.s, g, at.tj.max_leaves, avail, gpu, &leaves);
     if (!Holds(sum, at.tj)) continue;
@@ -193,11 +199,13 @@ bool Search(Attempt& at, const AvailFn& avail, const std::vector<char>* dirty) {
   if (tj.segment > 0) return TrySegments(at, avail);
   TopoState& t = *at.s.state().topo();
   bool capped = tj.required && tj.need_tier >= 0;
+  bool covering = false;
   for (size_t tier = 0; tier < t.TierCount(); ++tier) {
     if (capped && tier > static_cast<size_t>(tj.need_tier)) break;
-    if (TryTier(at, tier, avail, dirty)) return true;
+    if (TryTier(at, tier, avail, dirty, &covering)) return true;
+    if (covering) break;  // higher tiers hold the whole partition too
   }
-  if (capped || tj.max_leaves > 0) return false;
+  if ((capped && !covering) || tj.max_leaves > 0) return false;
   return at.Place(nullptr);
 }
 

@@ -8,7 +8,8 @@
 // Where (PlaceWithTopology): the candidate sets are the topology's groups (one leaf switch or
 // block first, then the lowest common switch / the smallest BlockSizes aggregate), tier by tier.
 // In a tier, the groups whose free sums could hold the job (CPUs, GPUs, usable nodes: open ones,
-// idle ones for --exclusive) are tried best-fit first: least free capacity left after the job
+// idle ones for --exclusive, ones with a free GPU when every task asks GPUs; upper bounds, so no
+// set that fits is ever passed over) are tried best-fit first: least free capacity left after the job
 // (GPUs for GPU jobs, else CPUs; ties: fewer open nodes, then group order), at most
 // kTopoTriesPerTier per tier, each a normal placement (node scoring included) restricted to the
 // group's nodes (PlaceScope, in node Weight order). So a placement costs O(groups) to rank plus

@@ -17,11 +17,13 @@ TopoState::TopoState(std::shared_ptr<const TopologySnap> topo, const std::vector
   free_.assign(partitions, std::vector<GroupFree>(groups_.size()));
   max_cpus_.assign(partitions, 0);
   max_gpus_.assign(partitions, 0);
+  usable_.assign(partitions, 0);
   for (const NodeRt& n : nodes) {
     if (!n.usable) continue;
     for (uint32_t p : n.partitions) {
       max_cpus_[p] = std::max(max_cpus_[p], n.total.cpus);
       max_gpus_[p] = std::max(max_gpus_[p], n.total.gpus);
+      ++usable_[p];
     }
     int32_t leaf = n.index < topo_->node_leaf.size() ? topo_->node_leaf[n.index] : -1;
     if (leaf < 0) continue;

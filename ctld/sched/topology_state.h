@@ -66,6 +66,11 @@ class TopoState {
   // The largest usable node of the partition (CPUs and GPUs, each its own maximum).
   int64_t MaxNodeCpus(int partition) const { return max_cpus_[static_cast<size_t>(partition)]; }
   int64_t MaxNodeGpus(int partition) const { return max_gpus_[static_cast<size_t>(partition)]; }
+  // Whether group `g` holds every usable node of the partition (a placement restricted to it is
+  // the unrestricted one; the search leaves it to the cheaper unrestricted path).
+  bool Covers(int partition, uint32_t g) const {
+    return free_[static_cast<size_t>(partition)][g].nodes == usable_[static_cast<size_t>(partition)];
+  }
 
   void OnChange(const NodeRt& n, const Amount& before);
 
@@ -79,6 +84,7 @@ class TopoState {
   std::vector<std::vector<uint32_t>> leaf_groups_;
   std::vector<std::vector<GroupFree>> free_;  // [partition][group]
   std::vector<int64_t> max_cpus_, max_gpus_;
+  std::vector<int32_t> usable_;  // usable nodes per partition
   std::vector<std::vector<uint32_t>> group_nodes_;  // GroupNodes cache; empty = not built
 };
 
