@@ -94,7 +94,7 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
   run.jobs.reserve(trace.size());
   for (size_t i = 0; i < trace.size(); ++i)
     run.jobs.push_back({trace[i], ToSnap(trace[i], i + 1, default_partition), -1, -1, 0, 0,
-                        UsefulGpuMemMib(trace[i], gpu_mem_mib), ""});
+                        UsefulGpuMemMib(trace[i], gpu_mem_mib), "", {}});
   sched::Registry reg = sched::Registry::Builtin();
   std::vector<size_t> pending;
   std::map<uint64_t, sched::RunningSnap> running;
@@ -141,6 +141,7 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
     snap.now = t;
     snap.nodes = live.nodes;
     snap.partitions = cluster.partitions;
+    snap.topology = cluster.topology;
     for (size_t i : pending) snap.pending.push_back(run.jobs[i].snap);
     for (const auto& [id, r] : running) snap.running.push_back(r);
     auto t0 = std::chrono::steady_clock::now();
@@ -167,6 +168,7 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
         r.nodes.push_back({p.node, p.cpus, p.mem_mib, units});
         j.cpus += p.cpus;
         j.gpus += static_cast<uint32_t>(p.gpu_indices.size());  // whole GPUs only
+        j.nodes.push_back(static_cast<uint32_t>(live.index.at(p.node)));
       }
       used_gpus += j.gpus, used_cpus += j.cpus;
       used_gpu_mem += j.gpu_mem_mib;

@@ -22,6 +22,7 @@ struct SimJob {
   uint32_t gpus = 0, cpus = 0;  // allocated (whole GPUs; MIG instances count in gpu_mem_mib)
   uint64_t gpu_mem_mib = 0;     // useful GPU memory while running (sim/mig.h)
   std::string rejected;   // CheckSatisfiable's message when rejected at submit
+  std::vector<uint32_t> nodes;  // issue 15: the nodes it ran on (index in the cluster's nodes)
 };
 
 struct Sample {
@@ -43,7 +44,8 @@ struct SimRun {
   std::string error;      // a cycle failed (bad configuration)
 };
 
-// `cluster` holds nodes and partitions (no jobs). The default partition gets jobs that name none.
+// `cluster` holds nodes, partitions and the topology (no jobs); every cycle's snapshot gets the
+// cluster's topology (null = flat). The default partition gets jobs that name none.
 // `gpu_mem_mib`: the memory of one whole GPU, for GPU-memory utilization (0 = not measured).
 // MIG: placements on instances mark them busy; CycleResult::mig_reconfigs take the GPU out of
 // scheduling for SchedConfig::mig_reconfig_seconds, then its new instances are schedulable.

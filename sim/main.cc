@@ -4,6 +4,8 @@
 //               [--compare default,fifo,conservative,spread,mig-whole,mig-static,mig-dynamic]
 //               [--mig-layout "7g.80gb;4g.40gb,3g.40gb"] [--limit N] [--arrival-scale F]
 //               [--json out.json] [--svg out.svg]
+//               [--topology FILE --topology-plugin topology/tree|block | --gen-topology SPEC]
+//               [--topology-mode required|preferred] [--compare topo-aware,topo-blind]
 //   tessera-sim --openb-nodes openb_node_list_gpu_node.csv --emit-conf out.conf
 #include <fstream>
 #include <iostream>
@@ -15,6 +17,7 @@
 #include "sim/engine.h"
 #include "sim/mig.h"
 #include "sim/report.h"
+#include "sim/topology.h"
 
 using namespace tessera;
 
@@ -24,6 +27,9 @@ int Usage() {
   std::cerr << "usage: tessera-sim --trace FILE [--format swf|csv|openb] --conf tessera.conf\n"
                "         [--compare default,fifo,conservative,spread,mig-whole,mig-static,mig-dynamic]\n"
                "         [--mig-layout \"P1,P2;P3\"] [--limit N] [--arrival-scale F] [--json F] [--svg F]\n"
+               "         [--topology FILE --topology-plugin topology/tree|topology/block |\n"
+               "          --gen-topology fat-tree:L,S|block:B] [--topology-mode required|preferred]\n"
+               "         [--compare topo-aware,topo-blind]\n"
                "       tessera-sim --openb-nodes NODES.csv --emit-conf OUT.conf\n";
   return 2;
 }
@@ -51,7 +57,9 @@ sched::ClusterSnapshot ClusterFrom(const ClusterConfig& c) {
 
 // Named variants of the configuration loaded from --conf.
 Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig base) {
-  if (name == "default" || sim::MigVariantByName(name) != sim::MigVariant::kNone) return base;
+  if (name == "default" || sim::MigVariantByName(name) != sim::MigVariant::kNone ||
+      sim::IsTopologyVariant(name))
+    return base;
   if (name == "fifo") {
     base.actions = {"enqueue", "allocate"};
     base.plugins = {"fifo", "gang", "predicates", "nodeorder", "lifecycle", "limits"};
@@ -105,6 +113,12 @@ int main(int argc, char** argv) {
     if (trace->size() > n) trace->resize(n);
   }
   sched::ClusterSnapshot cluster = ClusterFrom(*cluster_cfg);
+  std::vector<std::string> topo_warnings;
+  if (Status st = sim::ApplyTopologyArgs(a, &cluster, &topo_warnings); !st.ok()) {
+    std::cerr << "tessera-sim: " << st.message() << "\n";
+    return 1;
+  }
+  for (const auto& w : topo_warnings) std::cerr << "tessera-sim: warning: " << w << "\n";
   const PartitionConfig* dp = cluster_cfg->DefaultPartition();
   std::string default_part = dp ? dp->name : (cluster.partitions.empty() ? "" : cluster.partitions[0].name);
   std::vector<std::string> names;
@@ -117,7 +131,11 @@ int main(int argc, char** argv) {
     auto cfg = Preset(n, *sched_cfg);
     if (!cfg.ok()) { std::cerr << "tessera-sim: " << cfg.status().message() << "\n"; return 2; }
     sim::MigVariant mv = sim::MigVariantByName(n);
-    if (mv == sim::MigVariant::kNone) {
+    if (n == "topo-blind") {  // the scheduler sees no topology; spread is still measured
+      sched::ClusterSnapshot flat = cluster;
+      flat.topology = nullptr;
+      runs.push_back(sim::Simulate(flat, default_part, *cfg, *trace, n));
+    } else if (mv == sim::MigVariant::kNone) {
       runs.push_back(sim::Simulate(cluster, default_part, *cfg, *trace, n));
     } else {
       sched::ClusterSnapshot c = cluster;
@@ -131,6 +149,12 @@ int main(int argc, char** argv) {
     metrics.push_back(sim::Compute(runs.back()));
   }
   sim::PrintTable(std::cout, metrics);
+  if (cluster.topology) {
+    std::vector<sim::SpreadMetrics> spread;
+    for (const auto& r : runs) spread.push_back(sim::ComputeSpread(r, *cluster.topology));
+    std::cout << "\n";
+    sim::PrintSpreadTable(std::cout, spread);
+  }
   if (a.count("json")) {
     std::ofstream out(a["json"]);
     sim::PrintJson(out, metrics);

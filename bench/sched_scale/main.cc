@@ -1,14 +1,17 @@
 // sched_scale: cycle time and memory of tessera_sched's RunCycle on synthetic clusters.
 //
 //   sched_scale [--nodes 1000,10000] [--jobs 10000,100000] [--seed 1] [--cycles 3] [--mig 1]
-//               [--preempt 1]
+//               [--preempt 1] [--tree 32,16]
 //
 // --preempt 1 (issue 16 §4): PreemptType=preempt/qos, PreemptMode=REQUEUE; a third of the running
 // jobs are in QoS "scav" (preemptable), 5% of the pending jobs in QoS "high" (Preempt=scav), the
 // rest "normal" (job order as without QoS: no PriorityWeightQOS); the preempt action runs after
-// allocate with its
-// default preempt_depth (16 searches per cycle). --preempt 2: the same QoS and priorities with
-// PreemptType=preempt/none (the control: what preemption itself costs).
+// allocate with its default preempt_depth (16 searches per cycle). --preempt 2: the same QoS and
+// priorities with PreemptType=preempt/none (the control: what preemption itself costs).
+//
+// --tree L,S (issue 15): a 3-tier switch tree over the nodes in index order: leaf switches of L
+// nodes, spine switches of S leaves, one core switch over the spines (topology/tree through
+// BuildTopologySnap); multi-node jobs are then placed by topology (ctld/sched/topology_place.h).
 //
 // --mig 1: the a100 nodes (one in four) have MIG-capable 80 GB GPUs under MigStrategy=dynamic:
 // GPUs 0-3 are in MIG mode (2g.20gb@0, 1g.10gb@2, 1g.10gb@3, 3g.40gb@4; one instance held where
@@ -23,6 +26,7 @@
 // with the default configuration (multifactor priority, gang allocation, EASY backfill over
 // every pending job).
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -32,11 +36,20 @@
 
 #include "common/config_file.h"
 #include "ctld/sched/scheduler.h"
+#include "ctld/sched/topology.h"
 
 namespace {
 
 using tessera::sched::ClusterSnapshot;
 using tessera::sched::JobSnap;
+
+// CPU time of this process (ms): unlike wall time, not inflated when other processes share the
+// cores (the dev VM is shared by several builds).
+double CpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
 long ReadStatusKb(const char* key) {
   std::ifstream in("/proc/self/status");
@@ -176,6 +189,35 @@ tessera::sched::SchedConfig PreemptConfig(bool on) {
   return *c;
 }
 
+// --tree: leaves of `leaf` nodes, spines of `spine` leaves, one core (see the header comment).
+void AddTree(ClusterSnapshot& s, uint32_t leaf, uint32_t spine) {
+  tessera::TopologyConfig cfg;
+  cfg.kind = tessera::TopologyKind::kTree;
+  std::vector<std::string> names;
+  for (const auto& n : s.nodes) names.push_back(n.name);
+  uint32_t n_leaves = (static_cast<uint32_t>(names.size()) + leaf - 1) / leaf;
+  uint32_t n_spines = (n_leaves + spine - 1) / spine;
+  tessera::TopologySwitch core;
+  core.name = "core";
+  for (uint32_t sp = 0; sp < n_spines; ++sp) {
+    tessera::TopologySwitch sw;
+    sw.name = "spine" + std::to_string(sp);
+    for (uint32_t l = sp * spine; l < std::min(n_leaves, (sp + 1) * spine); ++l) {
+      tessera::TopologySwitch lf;
+      lf.name = "leaf" + std::to_string(l);
+      for (uint32_t i = l * leaf; i < std::min<uint32_t>(names.size(), (l + 1) * leaf); ++i)
+        lf.nodes.push_back(names[i]);
+      sw.switches.push_back(lf.name);
+      cfg.switches.push_back(std::move(lf));
+    }
+    core.switches.push_back(sw.name);
+    cfg.switches.push_back(std::move(sw));
+  }
+  cfg.switches.push_back(std::move(core));
+  s.topology = std::make_shared<const tessera::sched::TopologySnap>(
+      tessera::sched::BuildTopologySnap(cfg, names));
+}
+
 std::vector<uint32_t> ParseList(const char* s) {
   std::vector<uint32_t> out;
   for (const char* p = s; *p;) {
@@ -194,6 +236,7 @@ int main(int argc, char** argv) {
   int cycles = 3;
   bool mig = false;
   int preempt = 0;
+  std::vector<uint32_t> tree;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--nodes") nodes = ParseList(argv[i + 1]);
@@ -202,28 +245,34 @@ int main(int argc, char** argv) {
     else if (a == "--cycles") cycles = std::atoi(argv[i + 1]);
     else if (a == "--mig") mig = std::atoi(argv[i + 1]) != 0;
     else if (a == "--preempt") preempt = std::atoi(argv[i + 1]);
+    else if (a == "--tree") tree = ParseList(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2]\n");
+      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S]\n");
       return 2;
     }
   }
-  std::printf("%8s %8s %10s %10s %10s %8s %8s %8s %8s %10s %10s\n", "nodes", "pending", "cycle_ms",
-              "min_ms", "max_ms", "started", "backfill", "reserved", "mig_plan", "rss_MiB", "peak_MiB");
+  std::printf("%8s %8s %10s %10s %10s %8s %8s %8s %8s %8s %10s %10s\n", "nodes", "pending", "cycle_ms",
+              "min_ms", "max_ms", "cpu_ms", "started", "backfill", "reserved", "mig_plan", "rss_MiB",
+              "peak_MiB");
   tessera::sched::SchedConfig cfg = preempt ? PreemptConfig(preempt == 1) : tessera::sched::SchedConfig{};
   tessera::sched::Registry registry = tessera::sched::Registry::Builtin();
   for (uint32_t n : nodes)
     for (uint32_t j : jobs) {
       ClusterSnapshot snap = MakeCluster(n, j, seed, mig);
       if (preempt) AddPreemption(snap, seed);
-      double total = 0, lo = 1e18, hi = 0;
+      if (tree.size() == 2 && tree[0] > 0 && tree[1] > 0) AddTree(snap, tree[0], tree[1]);
+      double total = 0, lo = 1e18, hi = 0, cpu = 0;
       tessera::sched::CycleResult r;
       for (int c = 0; c < cycles; ++c) {
         auto t0 = std::chrono::steady_clock::now();
+        double c0 = CpuMs();
         r = tessera::sched::RunCycle(snap, cfg, registry);
+        cpu += CpuMs() - c0;
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         total += ms, lo = std::min(lo, ms), hi = std::max(hi, ms);
       }
-      std::printf("%8u %8u %10.1f %10.1f %10.1f %8llu %8llu %8llu %8zu %10.1f %10.1f\n", n, j, total / cycles, lo, hi,
+      std::printf("%8u %8u %10.1f %10.1f %10.1f %8.1f %8llu %8llu %8llu %8zu %10.1f %10.1f\n", n, j,
+                  total / cycles, lo, hi, cpu / cycles,
                   static_cast<unsigned long long>(r.jobs_started), static_cast<unsigned long long>(r.jobs_backfilled),
                   static_cast<unsigned long long>(r.reservations), r.mig_reconfigs.size(), ReadStatusKb("VmRSS:") / 1024.0,
                   ReadStatusKb("VmHWM:") / 1024.0);

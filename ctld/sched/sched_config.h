@@ -11,6 +11,7 @@
 //   PriorityWeightQOS= PriorityMaxAge=7-0   PriorityFavorSmall=NO
 //   QOSName=normal Priority=10 MaxWall=1-0 MaxJobsPerUser=4 MaxSubmitJobsPerUser=100
 //       MaxTRESPerUser=gres/gpu=8,cpu=64 GrpTRES=gres/gpu=32 GrpJobs=100 [Default=YES]
+//       [TopologyMode=required|preferred]   (issue 15; overrides the partition's)
 //   AccountName=physics Parent=root GrpTRES=gres/gpu=16 GrpJobs=50
 //   PreemptType= PreemptMode= PreemptExemptTime=, PartitionName= PreemptMode= GraceTime=, QOSName=
 //       Preempt= PreemptMode= GraceTime= PreemptExemptTime=, SchedulerParameters=preempt_depth=16
@@ -55,6 +56,8 @@ struct QosConfig {
   PreemptModeKind preempt_mode = PreemptModeKind::kUnset;  // PreemptMode= for jobs of this QoS
   int64_t grace_time = 0;                // GraceTime= seconds (SIGTERM .. SIGKILL); 0 = partition's
   int64_t preempt_exempt_time = -1;      // PreemptExemptTime= seconds; -1 = the cluster's
+  // --- issue 15 (toposched): TopologyMode=required|preferred; -1 = the partition's mode ---
+  int topology_mode = -1;                // 0 = preferred, 1 = required
 };
 
 // Association limits (issue 16 §1; sacctmgr's names). -1 / Unlimited() = no limit.
