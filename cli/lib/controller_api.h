@@ -58,6 +58,11 @@ class ControllerApi {
     (void)req;
     return Status(Code::kUnimplemented, "Backup is not implemented by " + Target());
   }
+  // tcontrol show topology (issue 15).
+  virtual Result<pb::ShowTopologyResponse> ShowTopology(const pb::ShowTopologyRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "ShowTopology is not implemented by " + Target());
+  }
 };
 
 }  // namespace tessera::cli

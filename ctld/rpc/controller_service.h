@@ -99,6 +99,8 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status CompleteStep(grpc::ServerContext*, const v1::CompleteStepRequest*, v1::CompleteStepResponse*) override;
   grpc::Status ConfigureMig(grpc::ServerContext*, const v1::ConfigureMigRequest*, v1::ConfigureMigResponse*) override;
   grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest*, v1::BackupResponse*) override;
+  grpc::Status ShowTopology(grpc::ServerContext*, const v1::ShowTopologyRequest*,
+                            v1::ShowTopologyResponse*) override;  // issue 15
 
  private:
   // Authenticates (munge over gRPC, SO_PEERCRED over the local socket) and authorizes.
