@@ -64,6 +64,8 @@ ClusterState::ClusterState(const ClusterSnapshot& snap) : now_(snap.now) {
       if (n.free.cpus > 0 && n.free.gpus > 0) open_gpu_[p].push_back(i);
       part_free_[p] += n.free;
     }
+  if (snap.topology && snap.topology->kind != TopologyKind::kFlat)
+    topo_ = std::make_unique<TopoState>(snap.topology, nodes_, partitions_.size());
 }
 
 NodeRt* ClusterState::FindNode(const std::string& name) {
@@ -135,13 +137,17 @@ void ClusterState::RemoveEvent(NodeRt& n, int64_t time, const Amount& delta) {
 }
 
 void ClusterState::TakeNow(NodeRt& n, const Amount& a) {
+  Amount before = n.free;
   n.free += -a;
   for (uint32_t p : n.partitions) part_free_[p] += -a;
+  if (topo_) topo_->OnChange(n, before);
 }
 
 void ClusterState::ReturnNow(NodeRt& n, const Amount& a) {
+  Amount before = n.free;
   n.free += a;
   for (uint32_t p : n.partitions) part_free_[p] += a;
+  if (topo_) topo_->OnChange(n, before);
   // A node that got room back must be scannable again.
   for (uint32_t p : n.partitions) {
     auto& oc = open_cpu_[p];

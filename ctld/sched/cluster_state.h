@@ -13,12 +13,14 @@
 // that may still have free CPUs (resp. GPUs) now; they shrink lazily as nodes fill up.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "ctld/sched/gpu_share.h"
 #include "ctld/sched/snapshot.h"
+#include "ctld/sched/topology_state.h"
 
 namespace tessera::sched {
 
@@ -103,6 +105,8 @@ class ClusterState {
   void RemoveEvent(NodeRt& n, int64_t time, const Amount& delta);
   void TakeNow(NodeRt& n, const Amount& a);     // also updates partition sums
   void ReturnNow(NodeRt& n, const Amount& a);
+  // The topology's candidate sets and their free sums (issue 15); null = flat.
+  TopoState* topo() { return topo_.get(); }
 
  private:
   int64_t now_;
@@ -113,6 +117,7 @@ class ClusterState {
   std::vector<std::vector<uint32_t>> part_nodes_, open_cpu_, open_gpu_;
   std::vector<Amount> part_free_;
   mutable std::map<std::pair<int, std::string>, bool> part_models_;
+  std::unique_ptr<TopoState> topo_;
 };
 
 }  // namespace tessera::sched

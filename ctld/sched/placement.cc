@@ -5,6 +5,7 @@
 
 #include "ctld/sched/gpu_share.h"
 #include "ctld/sched/statement.h"
+#include "ctld/sched/topology_place.h"
 
 namespace tessera::sched {
 namespace {
@@ -42,6 +43,11 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+bool InPartition(const NodeRt& n, int partition) {
+  return std::find(n.partitions.begin(), n.partitions.end(), static_cast<uint32_t>(partition)) !=
+         n.partitions.end();
+}
+
 struct Cand {
   uint32_t node;
   int64_t take;
@@ -54,9 +60,10 @@ struct Cand {
 class Placer {
  public:
   // allocate = take resources now (start must be now); else reserve [start, start + limit).
-  Placer(Session& s, Statement& st, const JobInfo& j, int64_t start, int alt, bool allocate)
+  Placer(Session& s, Statement& st, const JobInfo& j, int64_t start, int alt, bool allocate,
+         const PlaceScope* scope)
       : s_(s), st_(st), j_(j), start_(start), end_(start + j.time_limit), alt_(alt),
-        now_(allocate) {}
+        now_(allocate), scope_(scope) {}
 
   // Places as many tasks as it can (all-or-nothing per group when the gang is strict).
   uint32_t Run() {
@@ -103,6 +110,8 @@ class Placer {
     return it == used_.end() ? -1 : out_[it->second].share_gpu;
   }
   void TakeShare(NodeRt& n, int pool, const ShareAmount& a, NodePlacement& p);
+  // --segment caps (PlaceScope::leaf_caps): whether one more node of `node`'s leaf may be used.
+  bool LeafCapOk(uint32_t node);
   std::vector<Cand> Collect(const GroupReq& g, int64_t left, int64_t spread);
   uint32_t PlaceGroup(size_t gi);
 
@@ -112,6 +121,8 @@ class Placer {
   int64_t start_, end_;
   int alt_;
   bool now_;
+  const PlaceScope* scope_;
+  std::vector<uint32_t> leaf_used_;  // per scope_->leaf_caps entry
   uint32_t tasks_ = 0;
   std::map<uint32_t, size_t> used_;  // node -> index in out_
   std::vector<NodePlacement> out_;
@@ -144,7 +155,15 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
   auto enough = [&] { return acc >= left && cands.size() >= window; };
   for (const auto& name : js.nodelist)  // required nodes first
     if (NodeRt* n = s_.state().FindNode(name)) consider(*n);
-  if (now_) {
+  if (scope_) {
+    for (uint32_t i : scope_->nodes) {
+      if (enough()) break;
+      NodeRt& n = s_.state().nodes()[i];
+      if (!InPartition(n, j_.partition) || (now_ && n.free.cpus <= 0)) continue;
+      if (!js.nodelist.empty() && Contains(js.nodelist, n.snap->name)) continue;
+      consider(n);
+    }
+  } else if (now_) {
     // Scan the open list, dropping nodes that have no CPU left (lazy compaction).
     auto& open = s_.state().OpenNodes(j_.partition, gpu);
     size_t w = 0, r = 0;
@@ -189,6 +208,7 @@ uint32_t Placer::PlaceGroup(size_t gi) {
     NodeRt& n = s_.state().nodes()[c.node];
     bool fresh = !used_.count(c.node);
     if (fresh && js.nodes_max && used_.size() >= js.nodes_max) continue;
+    if (fresh && scope_ && !scope_->leaf_caps.empty() && !LeafCapOk(c.node)) continue;
     int64_t k = std::min(c.take, left);
     Amount amt = js.exclusive ? Amount{n.total.cpus, n.total.mem, n.total.gpus} : AmountFor(g, *n.snap, k);
     bool share = WantsShare(g);
@@ -226,22 +246,17 @@ void Placer::TakeShare(NodeRt& n, int pool, const ShareAmount& a, NodePlacement&
   p.shards += a.shards;
 }
 
-// Tries every [a|b] alternative (or none) at `start`; commits on success.
-bool PlaceAt(Session& s, JobInfo& j, int64_t start, bool allocate,
-             std::vector<NodePlacement>* out) {
-  const auto& alts = j.constraint.Alternatives();
-  int n_alt = alts.empty() ? 1 : static_cast<int>(alts.size());
-  for (int a = 0; a < n_alt; ++a) {
-    Statement st(s.state());
-    Placer p(s, st, j, start, alts.empty() ? -1 : a, allocate);
-    uint32_t tasks = p.Run();
-    if (tasks > 0 && s.GangReady(j, tasks)) {
-      st.Commit();
-      *out = std::move(p.placements());
-      return true;
-    }
+bool Placer::LeafCapOk(uint32_t node) {
+  const auto& caps = scope_->leaf_caps;
+  leaf_used_.resize(caps.size(), 0);
+  int32_t leaf = (*scope_->node_leaf)[node];
+  for (size_t i = 0; i < caps.size(); ++i) {
+    if (caps[i].first != leaf) continue;
+    if (leaf_used_[i] >= caps[i].second) return false;
+    ++leaf_used_[i];
+    return true;
   }
-  return false;
+  return true;
 }
 
 bool RequiredNodesDown(Session& s, const JobInfo& j) {
@@ -253,6 +268,24 @@ bool RequiredNodesDown(Session& s, const JobInfo& j) {
 }
 
 }  // namespace
+
+// Tries every [a|b] alternative (or none) at `start`; commits on success.
+bool PlaceAt(Session& s, JobInfo& j, int64_t start, bool allocate, const PlaceScope* scope,
+             std::vector<NodePlacement>* out) {
+  const auto& alts = j.constraint.Alternatives();
+  int n_alt = alts.empty() ? 1 : static_cast<int>(alts.size());
+  for (int a = 0; a < n_alt; ++a) {
+    Statement st(s.state());
+    Placer p(s, st, j, start, alts.empty() ? -1 : a, allocate, scope);
+    uint32_t tasks = p.Run();
+    if (tasks > 0 && s.GangReady(j, tasks)) {
+      st.Commit();
+      *out = std::move(p.placements());
+      return true;
+    }
+  }
+  return false;
+}
 
 const std::string& ShapeKey(JobInfo& j) {
   if (!j.shape.empty()) return j.shape;
@@ -280,14 +313,18 @@ StartOutcome TryStartNow(Session& s, JobInfo& j, bool backfill) {
     j.reason = why;
     return StartOutcome::kLimited;
   }
-  const std::string& key = ShapeKey(j);
+  bool topo = TopologyApplies(s, j);  // issue 15: gangs on a topology (topology_place.h)
+  std::string topo_key = topo ? ShapeKey(j) + TopologyKeySuffix(s, j) : std::string();
+  const std::string& key = topo ? topo_key : ShapeKey(j);
   bool strict = j.min_tasks >= j.total_tasks;
   const Amount& pf = s.state().PartitionFree(j.partition);
   bool hopeless = s.KnownToFail(key) || (strict && (j.total.cpus > pf.cpus || j.total.gpus > pf.gpus));
   std::vector<NodePlacement> placed;
-  if (hopeless || !PlaceAt(s, j, s.now(), true, &placed)) {
+  if (hopeless || !(topo ? PlaceWithTopology(s, j, s.now(), true, &placed)
+                         : PlaceAt(s, j, s.now(), true, nullptr, &placed))) {
     s.RememberFailure(key);
     j.reason = RequiredNodesDown(s, j) ? "ReqNodeNotAvail" : "Resources";
+    if (topo && j.reason == "Resources") j.reason = TopologyWaitReason(s, j);
     return StartOutcome::kNoResources;
   }
   j.stage = JobInfo::Stage::kStarted;
@@ -317,8 +354,17 @@ bool ModelsOffered(Session& s, const JobInfo& j) {
 
 }  // namespace
 
+void MarkReserved(Session& s, JobInfo& j, int64_t start, const std::vector<NodePlacement>& placed) {
+  j.stage = JobInfo::Stage::kReserved;
+  Decision& d = s.decision(j);
+  d.expected_start = start;
+  for (const auto& p : placed) d.reserved_nodes.push_back(p.node);
+  ++s.result().reservations;
+}
+
 bool TryReserve(Session& s, JobInfo& j) {
   if (!ModelsOffered(s, j)) return false;
+  if (TopologyApplies(s, j)) return ReserveWithTopology(s, j);
   const auto& nodes = s.state().PartitionNodes(j.partition);
   std::vector<TimeEvent> events;
   Amount agg;
@@ -338,12 +384,8 @@ bool TryReserve(Session& s, JobInfo& j) {
     if (strict && (agg.cpus < j.total.cpus || agg.gpus < j.total.gpus)) return false;
     if (++tries > s.config().bf_max_times) return false;
     std::vector<NodePlacement> placed;
-    if (!PlaceAt(s, j, t, false, &placed)) return false;
-    j.stage = JobInfo::Stage::kReserved;
-    Decision& d = s.decision(j);
-    d.expected_start = t;
-    for (const auto& p : placed) d.reserved_nodes.push_back(p.node);
-    ++s.result().reservations;
+    if (!PlaceAt(s, j, t, false, nullptr, &placed)) return false;
+    MarkReserved(s, j, t, placed);
     return true;
   };
   size_t e = 0;

@@ -39,6 +39,15 @@ Result<int64_t> Time(const std::string& where, const ConfigPair& p) {
   return *t;
 }
 
+// Issue 15: QOSName=... TopologyMode=required|preferred.
+Status ParseQosTopologyMode(const std::string& where, const ConfigPair& p, QosConfig& q) {
+  std::string v = ToLower(p.value);
+  if (v != "required" && v != "preferred")
+    return Bad(where, p, "expected required or preferred");
+  q.topology_mode = v == "required" ? 1 : 0;
+  return Status::Ok();
+}
+
 Status ParseQos(const ConfigLine& l, SchedConfig& c) {
   QosConfig q;
   q.where = l.Where();
@@ -69,6 +78,8 @@ Status ParseQos(const ConfigLine& l, SchedConfig& c) {
       (k == "grptres" ? q.grp_tres : q.max_tres_per_user) = *t;
     } else if (k == "default") {
       is_default = ToLower(p.value) == "yes";
+    } else if (k == "topologymode") {
+      TESSERA_RETURN_IF_ERROR(ParseQosTopologyMode(q.where, p, q));
     } else {
       c.warnings.push_back(q.where + ": unknown QOS key " + p.raw_key + "; ignored");
     }

@@ -11,6 +11,7 @@
 //   PriorityWeightQOS= PriorityMaxAge=7-0   PriorityFavorSmall=NO
 //   QOSName=normal Priority=10 MaxWall=1-0 MaxJobsPerUser=4 MaxSubmitJobsPerUser=100
 //       MaxTRESPerUser=gres/gpu=8,cpu=64 GrpTRES=gres/gpu=32 GrpJobs=100 [Default=YES]
+//       [TopologyMode=required|preferred]   (issue 15; overrides the partition's)
 //   AccountName=physics Parent=root GrpTRES=gres/gpu=16 GrpJobs=50
 // Unknown SchedulerParameters options are warnings (Slurm has many); unknown action or plugin
 // names are errors naming the name and the line. Every error is "file:line: message".
@@ -46,6 +47,8 @@ struct QosConfig {
   TresLimit grp_tres;                    // all running jobs of this QoS
   int64_t grp_jobs = -1;
   std::string where;
+  // --- issue 15 (toposched): TopologyMode=required|preferred; -1 = the partition's mode ---
+  int topology_mode = -1;                // 0 = preferred, 1 = required
 };
 
 // Association limits (issue 16 §1; sacctmgr's names). -1 / Unlimited() = no limit.

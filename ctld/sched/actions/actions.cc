@@ -61,7 +61,8 @@ class AllocateAction : public Action {
 };
 
 bool Retryable(const std::string& reason) {
-  return reason.empty() || reason == "Priority" || reason == "Resources" || reason == "ReqNodeNotAvail";
+  return reason.empty() || reason == "Priority" || reason == "Resources" || reason == "ReqNodeNotAvail" ||
+         reason == "Topology";  // issue 15: TopologyMode=required (topology_place.h)
 }
 
 class BackfillAction : public Action {

@@ -78,6 +78,7 @@ Status Parser::Line(int no, const std::string& raw) {
   if (k == "job") return Job(w, false);
   if (k == "group") return Job(w, true);
   if (k == "running") return Running(w);
+  if (k == "topology") return ScenarioTopologyLine(sc_, s.substr(s.find("topology") + 8), sc_.file + ":" + std::to_string(no));
   if (k == "finished") {
     if (w.size() != 3) return Err("finished ID ok|failed");
     auto n = Num(w[1], "job id");
@@ -89,7 +90,7 @@ Status Parser::Line(int no, const std::string& raw) {
     if (w.size() < 2) return Err("expect KIND ...");
     Expect e{w[1], 0, {}, no};
     size_t i = 2;
-    if (e.kind != "config_error") {
+    if (e.kind != "config_error" && !TopologyExpectHasNoJob(e.kind)) {
       if (w.size() < 3) return Err("expect " + e.kind + " needs a job id");
       auto n = Num(w[2], "job id");
       if (!n.ok()) return n.status();
@@ -149,6 +150,7 @@ Status Parser::Partition(const std::vector<std::string>& w) {
       if (!t.ok()) return Err("bad time " + v);
       (key == "maxtime" ? p.max_time : p.default_time) = *t;
     } else if (key == "tier") { auto x = Num(v, "tier"); if (!x.ok()) return x.status(); p.priority_tier = static_cast<uint32_t>(*x); }
+    else if (std::string why; ScenarioTopologyPartitionKey(key, v, p, &why)) { if (!why.empty()) return Err(why); }
     else return Err("unknown partition key " + key);
   }
   sc_.snap.partitions.push_back(p);
@@ -244,6 +246,8 @@ Status Parser::Job(const std::vector<std::string>& w, bool group) {
       if (!ix.ok()) return ix.status();
       j.array_task_id = static_cast<uint32_t>(*ix);
       if (pc != std::string::npos) { auto m = Num(v.substr(pc + 1), "array max"); if (!m.ok()) return m.status(); j.array_max_running = static_cast<uint32_t>(*m); }
+    } else if (std::string why; ScenarioTopologyJobKey(key, v, j, &why)) {
+      if (!why.empty()) return Err(why);
     } else return Err("unknown job key " + key);
   }
   sc_.snap.pending.push_back(std::move(j));
@@ -317,6 +321,7 @@ Result<Scenario> ParseScenario(const std::string& path) {
   std::string line;
   for (int no = 1; std::getline(in, line); ++no) TESSERA_RETURN_IF_ERROR(p.Line(no, line));
   TESSERA_RETURN_IF_ERROR(p.Finish());
+  TESSERA_RETURN_IF_ERROR(FinishScenarioTopology(p.scenario()));
   return std::move(p.scenario());
 }
 

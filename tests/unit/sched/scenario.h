@@ -22,9 +22,34 @@ struct Scenario {
   ClusterSnapshot snap;
   std::vector<std::string> config_text;  // tessera.conf lines
   std::vector<Expect> expects;
+  // --- topology (issue 15; scenario_topology.cc) ---
+  std::string topology_plugin;              // "topology tree|block"
+  std::string topology_text;                // the topology.conf lines
+  std::string topology_error;               // the parser's error (when the scenario expects one)
+  std::vector<std::string> topology_warnings;
 };
 
 Result<Scenario> ParseScenario(const std::string& path);
+
+// --- topology (issue 15; scenario_topology.cc, format in tests/scenarios/README.md) ---
+// "topology tree|block" picks the plugin; "topology <line>" adds a topology.conf line.
+Status ScenarioTopologyLine(Scenario& sc, const std::string& rest, const std::string& where);
+// Partition key topology=required|preferred; job keys switches=N[@T], segment=N. Returns false
+// when `key` is none of them; `err` gets a message for a bad value.
+bool ScenarioTopologyPartitionKey(const std::string& key, const std::string& v, PartitionSnap& p,
+                                  std::string* err);
+bool ScenarioTopologyJobKey(const std::string& key, const std::string& v, JobSnap& j,
+                            std::string* err);
+// After the last line: parses the topology with ParseTopologyConfig (nodes = the scenario's)
+// and sets snap.topology. A parse error is kept in topology_error when the scenario expects one
+// ("expect topology_error"), else returned.
+Status FinishScenarioTopology(Scenario& sc);
+// Whether `kind` is an expectation without a job id (topology_error, topology_warning).
+bool TopologyExpectHasNoJob(const std::string& kind);
+// Checks "expect leaves ID N" (leaves/blocks of the start or reservation), topology_error TEXT,
+// topology_warning TEXT. Returns false when `e` is not one of them; `why` = "" when met.
+bool CheckTopologyExpect(const Scenario& s, const Expect& e, const CycleResult& r,
+                         std::string* why);
 // Runs the scenario; returns one message per unmet expectation ("file:line: ...").
 std::vector<std::string> RunScenario(const Scenario& s);
 

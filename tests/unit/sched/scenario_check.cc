@@ -61,6 +61,7 @@ std::string CheckCounts(const std::string& spec, const Decision& d, bool gpus) {
 }
 
 std::string CheckOne(const Scenario& s, const Expect& e, const CycleResult& r, const SchedConfig& cfg) {
+  if (std::string why; CheckTopologyExpect(s, e, r, &why)) return why;
   const JobSnap* job = nullptr;
   for (const auto& j : s.snap.pending)
     if (j.id == e.job) job = &j;
@@ -148,6 +149,12 @@ std::vector<std::string> RunScenario(const Scenario& s) {
     return errors;
   }
   if (!cfg.ok()) return {s.file + ": config: " + cfg.status().message()};
+  if (!s.topology_error.empty()) {  // only kept when the scenario expects it
+    for (const auto& e : s.expects)
+      if (std::string why; CheckTopologyExpect(s, e, CycleResult{}, &why) && !why.empty())
+        errors.push_back(where(e.line) + why);
+    return errors;
+  }
   Registry reg = Registry::Builtin();
   CycleResult r = RunCycle(s.snap, *cfg, reg);
   if (!r.status.ok()) return {s.file + ": RunCycle: " + r.status.message()};

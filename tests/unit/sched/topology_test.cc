@@ -118,3 +118,98 @@ TEST_CASE("BuildTopologySnap: a node in two places keeps its first one") {
   CHECK(t.blocks[1].nodes == std::vector<uint32_t>{1});
   CHECK(t.node_leaf == std::vector<int32_t>{0, 1});
 }
+
+// --- TopoState: candidate sets and their free sums (topology_state.h) ---
+#include "ctld/sched/cluster_state.h"
+
+namespace {
+ClusterSnapshot BlockCluster(uint32_t blocks, uint32_t per_block, std::vector<uint32_t> sizes) {
+  ClusterSnapshot snap;
+  snap.partitions.push_back({});
+  snap.partitions[0].name = "p";
+  TopologyConfig cfg;
+  cfg.kind = TopologyKind::kBlock;
+  cfg.block_sizes = std::move(sizes);
+  std::vector<std::string> names;
+  for (uint32_t b = 0; b < blocks; ++b) {
+    TopologyBlock blk;
+    blk.name = "b" + std::to_string(b);
+    for (uint32_t i = 0; i < per_block; ++i) {
+      NodeSnap n;
+      n.name = "n" + std::to_string(b * per_block + i);
+      n.cpus_total = n.cpus_free = 4;
+      n.mem_total = n.mem_free = 4000;
+      n.partitions = {"p"};
+      blk.nodes.push_back(n.name);
+      names.push_back(n.name);
+      snap.nodes.push_back(n);
+    }
+    cfg.blocks.push_back(blk);
+  }
+  snap.topology = std::make_shared<const TopologySnap>(BuildTopologySnap(cfg, names));
+  return snap;
+}
+}  // namespace
+
+TEST_CASE("TopoState: blocks form tiers of aligned aggregates per BlockSizes") {
+  ClusterSnapshot snap = BlockCluster(5, 2, {2, 4, 8});
+  ClusterState st(snap);
+  REQUIRE(st.topo() != nullptr);
+  const TopoState& t = *st.topo();
+  REQUIRE(t.TierCount() == 3);
+  CHECK(t.Tier(0).size() == 5);
+  CHECK(t.Tier(1).size() == 2);  // b0+b1, b2+b3 (b4 has no partner: no partial aggregate)
+  CHECK(t.Tier(2).size() == 1);  // b0..b3
+  CHECK(t.Group(t.Tier(1)[1]).leaves == std::vector<int32_t>{2, 3});
+  CHECK(t.GroupsOfLeaf(4).size() == 1);
+  CHECK(t.GroupsOfLeaf(0).size() == 3);
+  const GroupFree& f = t.Free(0, t.Tier(2)[0]);
+  CHECK(f.cpus == 32);
+  CHECK(f.nodes == 8);
+  CHECK(f.open == 8);
+}
+
+TEST_CASE("TopoState: free sums follow takes and returns of every group holding the node") {
+  ClusterSnapshot snap = BlockCluster(4, 2, {2, 4});
+  ClusterState st(snap);
+  const TopoState& t = *st.topo();
+  NodeRt& n = st.nodes()[3];  // block b1, aggregate b0+b1
+  uint32_t agg = t.GroupsOfLeaf(1)[1];
+  st.TakeNow(n, {4, 4000, 0});
+  CHECK(t.Free(0, 1).cpus == 4);
+  CHECK(t.Free(0, 1).open == 1);
+  CHECK(t.Free(0, 1).idle == 1);
+  CHECK(t.Free(0, agg).cpus == 12);
+  CHECK(t.Free(0, 0).cpus == 8);  // b0 untouched
+  st.ReturnNow(n, {2, 2000, 0});
+  CHECK(t.Free(0, 1).open == 2);
+  CHECK(t.Free(0, 1).idle == 1);
+  CHECK(t.Free(0, agg).cpus == 14);
+}
+
+TEST_CASE("TopoState: a tree's groups are its switches, tiers its levels") {
+  ClusterSnapshot snap;
+  snap.partitions.push_back({});
+  snap.partitions[0].name = "p";
+  std::vector<std::string> names;
+  for (int i = 0; i < 4; ++i) {
+    NodeSnap n;
+    n.name = "n" + std::to_string(i);
+    n.cpus_total = n.cpus_free = 2;
+    n.partitions = {"p"};
+    names.push_back(n.name);
+    snap.nodes.push_back(n);
+  }
+  TopologyConfig cfg;
+  cfg.kind = TopologyKind::kTree;
+  cfg.switches = {Sw("l0", {"n0", "n1"}), Sw("l1", {"n2", "n3"}), Sw("top", {}, {"l0", "l1"})};
+  snap.topology = std::make_shared<const TopologySnap>(BuildTopologySnap(cfg, names));
+  ClusterState st(snap);
+  const TopoState& t = *st.topo();
+  REQUIRE(t.TierCount() == 2);
+  CHECK(t.Tier(0) == std::vector<uint32_t>{0, 1});
+  CHECK(t.Tier(1) == std::vector<uint32_t>{2});
+  CHECK(t.Group(2).leaves == std::vector<int32_t>{0, 1});
+  CHECK(t.Free(0, 2).cpus == 8);
+  CHECK(t.MaxNodeCpus(0) == 2);
+}
