@@ -74,28 +74,26 @@ PlaceScope ScopeOf(Session& s, const std::vector<int32_t>& leaves) {
   return sc;
 }
 
-// A group's leaves, cut to the `max` with the most free resources when max > 0; `sum` gets
-// what those leaves offer.
-std::vector<int32_t> PickLeaves(Session& s, uint32_t g, uint32_t max, const AvailFn& avail,
-                                bool gpu, GroupAvail* sum) {
-  std::vector<int32_t> leaves = s.state().topo()->Group(g).leaves;
-  if (max > 0 && leaves.size() > max) {
-    auto key = [&](int32_t l) {
-      GroupAvail a = avail(static_cast<uint32_t>(l));
-      return std::make_tuple(gpu ? a.gpus : a.cpus, a.nodes, -l);
-    };
-    std::stable_sort(leaves.begin(), leaves.end(),
-                     [&](int32_t a, int32_t b) { return key(a) > key(b); });
-    leaves.resize(max);
-    *sum = {};
-    for (int32_t l : leaves) {
-      GroupAvail a = avail(static_cast<uint32_t>(l));
-      sum->cpus += a.cpus, sum->gpus += a.gpus, sum->nodes += a.nodes;
-    }
-  } else {
-    *sum = avail(g);
+// What group `g` offers when at most `max` of its leaves may be used (0 = all): the group's
+// sums, or those of its `max` leaves with the most free resources (then `leaves` gets them).
+GroupAvail Offer(Session& s, uint32_t g, uint32_t max, const AvailFn& avail, bool gpu,
+                 std::vector<int32_t>* leaves) {
+  const std::vector<int32_t>& all = s.state().topo()->Group(g).leaves;
+  if (max == 0 || all.size() <= max) return avail(g);
+  *leaves = all;
+  auto key = [&](int32_t l) {
+    GroupAvail a = avail(static_cast<uint32_t>(l));
+    return std::make_tuple(gpu ? a.gpus : a.cpus, a.nodes, -l);
+  };
+  std::stable_sort(leaves->begin(), leaves->end(),
+                   [&](int32_t a, int32_t b) { return key(a) > key(b); });
+  leaves->resize(max);
+  GroupAvail sum;
+  for (int32_t l : *leaves) {
+    GroupAvail a = avail(static_cast<uint32_t>(l));
+    sum.cpus += a.cpus, sum.gpus += a.gpus, sum.nodes += a.nodes;
   }
-  return leaves;
+  return sum;
 }
 
 struct Attempt {
@@ -125,13 +123,14 @@ bool TryTier(Attempt& at, size_t tier, const AvailFn& avail, const std::vector<c
     std::vector<int32_t> leaves;
   };
   std::vector<Cand> cands;
+  std::vector<int32_t> leaves;
   for (uint32_t g : t.Tier(tier)) {
     if (dirty && !(*dirty)[g]) continue;
-    GroupAvail sum;
-    std::vector<int32_t> leaves = PickLeaves(at.s, g, at.tj.max_leaves, avail, gpu, &sum);
+    leaves.clear();
+    GroupAvail sum = Offer(at.s, g, at.tj.max_leaves, avail, gpu, &leaves);
     if (!Holds(sum, at.tj)) continue;
     int64_t left = gpu ? sum.gpus - at.tj.need.gpus : sum.cpus - at.tj.need.cpus;
-    cands.push_back({left, sum.nodes, g, std::move(leaves)});
+    cands.push_back({left, sum.nodes, g, leaves.empty() ? t.Group(g).leaves : leaves});
   }
   std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
     return std::tie(a.left, a.open, a.g) < std::tie(b.left, b.open, b.g);
