@@ -122,7 +122,7 @@ bool TryTier(Attempt& at, size_t tier, const AvailFn& avail, const std::vector<c
     uint32_t g;
     std::vector<int32_t> leaves;
   };
-  std::vector<Cand> cands;
+  std::vector<Cand> cands;  // leaves: only when cut to max_leaves
   std::vector<int32_t> leaves;
   for (uint32_t g : t.Tier(tier)) {
     if (dirty && !(*dirty)[g]) continue;
@@ -130,13 +130,15 @@ bool TryTier(Attempt& at, size_t tier, const AvailFn& avail, const std::vector<c
     GroupAvail sum = Offer(at.s, g, at.tj.max_leaves, avail, gpu, &leaves);
     if (!Holds(sum, at.tj)) continue;
     int64_t left = gpu ? sum.gpus - at.tj.need.gpus : sum.cpus - at.tj.need.cpus;
-    cands.push_back({left, sum.nodes, g, leaves.empty() ? t.Group(g).leaves : leaves});
+    cands.push_back({left, sum.nodes, g, leaves});
   }
   std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
     return std::tie(a.left, a.open, a.g) < std::tie(b.left, b.open, b.g);
   });
   for (size_t i = 0; i < cands.size() && i < kTopoTriesPerTier; ++i) {
-    PlaceScope sc = ScopeOf(at.s, cands[i].leaves);
+    PlaceScope sc;
+    if (cands[i].leaves.empty()) sc.nodes = t.GroupNodes(cands[i].g, at.s.state().nodes());
+    else sc = ScopeOf(at.s, cands[i].leaves);
     if (at.Place(&sc)) return true;
   }
   return false;
@@ -199,13 +201,21 @@ bool Search(Attempt& at, const AvailFn& avail, const std::vector<char>* dirty) {
   return at.Place(nullptr);
 }
 
+// Whether every task of `j` asks GPUs (then only nodes with a free GPU can serve it).
+bool AllTasksUseGpus(const JobInfo& j) {
+  for (const auto& g : j.snap->groups)
+    if (g.per_task.gpus + g.per_node.gpus == 0) return false;
+  return !j.snap->groups.empty();
+}
+
 AvailFn NowAvail(Session& s, const JobInfo& j) {
   TopoState* t = s.state().topo();
-  bool exclusive = j.snap->exclusive;
+  bool exclusive = j.snap->exclusive, gpu = AllTasksUseGpus(j);
   int part = j.partition;
-  return [t, exclusive, part](uint32_t g) {
+  return [t, exclusive, gpu, part](uint32_t g) {
     const GroupFree& f = t->Free(part, g);
-    return GroupAvail{f.cpus, f.gpus, exclusive ? f.idle : f.open};
+    int64_t nodes = exclusive ? f.idle : gpu ? f.gpu_open : f.open;
+    return GroupAvail{f.cpus, f.gpus, nodes};
   };
 }
 

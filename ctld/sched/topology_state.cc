@@ -31,6 +31,7 @@ TopoState::TopoState(std::shared_ptr<const TopologySnap> topo, const std::vector
         f.cpus += n.free.cpus, f.mem += n.free.mem, f.gpus += n.free.gpus;
         f.cpus_total += n.total.cpus, f.mem_total += n.total.mem, f.gpus_total += n.total.gpus;
         f.open += n.free.cpus > 0;
+        f.gpu_open += n.free.cpus > 0 && n.free.gpus > 0;
         f.idle += n.free.cpus >= n.total.cpus;
         ++f.nodes;
       }
@@ -97,6 +98,19 @@ const std::vector<uint32_t>& TopoState::LeafNodes(int32_t leaf) const {
   return IsTree() ? topo_->switches[i].nodes : topo_->blocks[i].nodes;
 }
 
+const std::vector<uint32_t>& TopoState::GroupNodes(uint32_t g, const std::vector<NodeRt>& nodes) {
+  if (group_nodes_.empty()) group_nodes_.resize(groups_.size());
+  std::vector<uint32_t>& out = group_nodes_[g];
+  if (!out.empty()) return out;
+  for (int32_t leaf : groups_[g].leaves)
+    for (uint32_t n : LeafNodes(leaf))
+      if (n < nodes.size()) out.push_back(n);
+  std::stable_sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
+    return nodes[a].snap->weight < nodes[b].snap->weight;
+  });
+  return out;
+}
+
 void TopoState::OnChange(const NodeRt& n, const Amount& before) {
   int32_t leaf = n.index < topo_->node_leaf.size() ? topo_->node_leaf[n.index] : -1;
   if (leaf < 0 || !n.usable) return;
@@ -104,10 +118,12 @@ void TopoState::OnChange(const NodeRt& n, const Amount& before) {
           dg = n.free.gpus - before.gpus;
   int32_t dopen = (n.free.cpus > 0) - (before.cpus > 0);
   int32_t didle = (n.free.cpus >= n.total.cpus) - (before.cpus >= n.total.cpus);
+  int32_t dgpu = (n.free.cpus > 0 && n.free.gpus > 0) - (before.cpus > 0 && before.gpus > 0);
   for (uint32_t p : n.partitions) {
     for (uint32_t g : GroupsOfLeaf(leaf)) {
       GroupFree& f = free_[p][g];
       f.cpus += dc, f.mem += dm, f.gpus += dg, f.open += dopen, f.idle += didle;
+      f.gpu_open += dgpu;
     }
   }
 }

@@ -35,6 +35,7 @@ struct GroupFree {
   int64_t cpus = 0, mem = 0, gpus = 0;        // free now
   int64_t cpus_total = 0, mem_total = 0, gpus_total = 0;
   int32_t open = 0;   // usable nodes with a free CPU now
+  int32_t gpu_open = 0;  // of those, nodes with a free GPU unit now
   int32_t idle = 0;   // usable nodes wholly free now (every CPU)
   int32_t nodes = 0;  // usable nodes
 };
@@ -59,6 +60,9 @@ class TopoState {
   }
   int32_t LeafOf(uint32_t node) const { return topo_->node_leaf[node]; }
   const std::vector<uint32_t>& LeafNodes(int32_t leaf) const;
+  // The nodes of group `g`'s leaves in node Weight order (then topology order); built on first
+  // use and kept for the cycle (nodes and weights do not change within a cycle).
+  const std::vector<uint32_t>& GroupNodes(uint32_t g, const std::vector<NodeRt>& nodes);
   // The largest usable node of the partition (CPUs and GPUs, each its own maximum).
   int64_t MaxNodeCpus(int partition) const { return max_cpus_[static_cast<size_t>(partition)]; }
   int64_t MaxNodeGpus(int partition) const { return max_gpus_[static_cast<size_t>(partition)]; }
@@ -75,6 +79,7 @@ class TopoState {
   std::vector<std::vector<uint32_t>> leaf_groups_;
   std::vector<std::vector<GroupFree>> free_;  // [partition][group]
   std::vector<int64_t> max_cpus_, max_gpus_;
+  std::vector<std::vector<uint32_t>> group_nodes_;  // GroupNodes cache; empty = not built
 };
 
 }  // namespace tessera::sched
