@@ -24,7 +24,7 @@ const std::set<std::string> kIgnoredSlurmKeys = {
     "grestypes", "launchtype", "mailprog", "maxjobcount", "firstjobid", "prioritytype",
     "prioritydecayhalflife", "slurmctldtimeout", "messagetimeout", "tmpfs", "epilog", "prolog",
     "taskprolog", "taskepilog", "cgroupplugin", "backupcontroller", "healthcheckprogram",
-    "healthcheckinterval", "topologyplugin",
+    "healthcheckinterval", "topologyparam",
     "accountingstoragehost", "accountingstorageport", "jobcomploc",
     "slurmdusers", "defmempercpu", "maxmempercpu", "slurmschedlogfile", "enforcepartlimits",
     "slurmduser", "srunportrange", "propagateresourcelimitsexcept", "usepam", "killonbadexit",
@@ -140,6 +140,9 @@ class Builder {
     if (c_->ctld_addr.empty()) c_->ctld_addr = c_->ctld_host;
     if (!ctld_socket_set_)
       c_->ctld_socket = "/run/tessera/ctld-" + std::to_string(c_->ctld_port) + ".sock";
+    std::filesystem::path dir = std::filesystem::path(c_->path).parent_path();
+    std::filesystem::path topo = topology_file_.empty() ? "topology.conf" : topology_file_;
+    c_->topology_file = topo.is_absolute() ? topo.string() : (dir / topo).string();
     return Status::Ok();
   }
 
@@ -179,6 +182,7 @@ class Builder {
       }
       return Status::Ok();
     }
+    if (k == "topologyplugin" || k == "topologyfile") return Topology(p, where);
     if (k == "tlscertfile") { c_->tls_cert = p.value; return Status::Ok(); }
     if (k == "tlskeyfile") { c_->tls_key = p.value; return Status::Ok(); }
     if (k == "tlscafile") { c_->tls_ca = p.value; return Status::Ok(); }
@@ -216,6 +220,19 @@ class Builder {
       return Status::Ok();
     }
     c_->warnings.push_back(where + ": unknown key " + p.raw_key + "; ignored");
+    return Status::Ok();
+  }
+
+  // TopologyPlugin=topology/tree|block|flat|default, TopologyFile=path (issue 15).
+  Status Topology(const ConfigPair& p, const std::string& where) {
+    if (p.key == "topologyfile") {
+      if (p.value.empty()) return BadValue(where, p, "expected a path");
+      topology_file_ = p.value;
+      return Status::Ok();
+    }
+    auto kind = ParseTopologyPlugin(p.value);
+    if (!kind.ok()) return BadValue(where, p, kind.status().message());
+    c_->topology_kind = *kind;
     return Status::Ok();
   }
 
@@ -357,6 +374,10 @@ class Builder {
         p.priority_tier = static_cast<uint32_t>(*n);
       } else if (k == "preemptmode" || k == "gracetime") {
         // read by the scheduler's config (ctld/sched/preempt_config.h; issue 16 §4)
+      } else if (k == "topologymode") {
+        std::string v = ToLower(kv.value);
+        if (v != "required" && v != "preferred") return BadValue(l.Where(), kv, "expected required or preferred");
+        p.topology_required = v == "required";
       } else if (k == "gpufailurepolicy") {
         auto pol = ParseGpuFailurePolicy(kv.value);
         if (!pol.ok()) return BadValue(l.Where(), kv, pol.status().message());
@@ -377,6 +398,7 @@ class Builder {
 
   ClusterConfig* c_;
   bool ctld_socket_set_ = false;
+  std::string topology_file_;  // TopologyFile= as written
   NodeConfig node_default_;
   PartitionConfig part_default_;
 };

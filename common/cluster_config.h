@@ -5,12 +5,14 @@
 // first error as "file:line: message". Nothing is half-applied.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/config_file.h"
 #include "common/status.h"
+#include "common/topology_config.h"
 
 namespace tessera {
 
@@ -54,6 +56,9 @@ struct PartitionConfig {
   GpuFailurePolicy gpu_failure_policy = GpuFailurePolicy::kRequeue;
   std::string where;
   std::string mig_strategy;     // MigStrategy=dynamic|static; "" = not set (static)
+  // TopologyMode=required|preferred (issue 15; default preferred): required = a job waits rather
+  // than spread over more leaves/blocks than its lowest fitting tier (sched::PartitionSnap).
+  bool topology_required = false;
 };
 
 // One GPU declaration from gres.conf: `NodeName=n[3-4] Name=gpu Type=a100 Count=2
@@ -96,6 +101,14 @@ struct ClusterConfig {
   std::vector<PartitionConfig> partitions;
   std::map<std::string, std::vector<GpuDecl>> gpus;  // node -> declarations from gres.conf
   std::vector<std::string> warnings;  // "file:line: ..." for accepted-but-ignored keys
+  // --- topology (issue 15) ---
+  TopologyKind topology_kind = TopologyKind::kFlat;  // TopologyPlugin=
+  // TopologyFile= (relative paths are relative to tessera.conf's directory); default
+  // topology.conf beside tessera.conf. Only read when topology_kind is not kFlat.
+  std::string topology_file;
+  // The loaded topology.conf: set by ctld's LoadConfig (ctld/config_loader.h), which reads the
+  // file; null in the CLI and noded (they do not read topology.conf) and for kFlat.
+  std::shared_ptr<const TopologyConfig> topology;
 
   const NodeConfig* FindNode(const std::string& name) const;
   const PartitionConfig* FindPartition(const std::string& name) const;

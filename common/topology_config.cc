@@ -62,10 +62,12 @@ class Parser {
 
   Status Finish(const std::string& path) {
     if (cfg_->kind == TopologyKind::kTree) {
-      if (cfg_->switches.empty()) return InvalidArgument(path + ": no SwitchName= lines (topology/tree)");
+      if (cfg_->switches.empty())
+        return InvalidArgument(path + ": no SwitchName= lines (topology/tree)");
       TESSERA_RETURN_IF_ERROR(CheckSwitches());
     } else {
-      if (cfg_->blocks.empty()) return InvalidArgument(path + ": no BlockName= lines (topology/block)");
+      if (cfg_->blocks.empty())
+        return InvalidArgument(path + ": no BlockName= lines (topology/block)");
       TESSERA_RETURN_IF_ERROR(FinishBlockSizes(path));
     }
     WarnUnplaced(path);
@@ -81,7 +83,8 @@ class Parser {
   Status PlaceNodes(const ConfigLine& l, const std::string& owner,
                     const std::vector<std::string>& nodes) {
     for (const auto& n : nodes) {
-      if (!known_.count(n)) return Err(l, owner + " names unknown node " + n + " (not in tessera.conf)");
+      if (!known_.count(n))
+        return Err(l, owner + " names unknown node " + n + " (not in tessera.conf)");
       auto [it, fresh] = placed_.emplace(n, owner + " (" + l.Where() + ")");
       if (!fresh) return Err(l, "node " + n + " is in " + owner + " and already in " + it->second);
     }
@@ -137,11 +140,13 @@ class Parser {
       for (const auto& child : sw.switches) {
         std::string where = sw.where + ": switch " + sw.name;
         if (!index.count(child)) return InvalidArgument(where + " names unknown switch " + child);
-        if (!seen.insert(child).second) return InvalidArgument(where + " lists switch " + child + " twice");
+        if (!seen.insert(child).second)
+          return InvalidArgument(where + " lists switch " + child + " twice");
         auto [it, fresh] = parent.emplace(child, sw.name);
         if (!fresh && child != sw.name)
-          cfg_->warnings.push_back(where + ": switch " + child + " is also a child of " + it->second +
-                                   "; Tessera's tree keeps its first parent, " + it->second);
+          cfg_->warnings.push_back(where + ": switch " + child + " is also a child of " +
+                                   it->second + "; Tessera's tree keeps its first parent, " +
+                                   it->second);
       }
     }
     // Depth-first search over child edges: a back edge is a cycle.
@@ -207,8 +212,10 @@ class Parser {
       std::string item = v.substr(pos, c - pos);
       auto n = ParseUint(item, "BlockSizes");
       std::string why;
-      if (!n.ok() || *n == 0 || *n > UINT32_MAX) why = "\"" + item + "\" is not a positive node count";
-      else if (!sizes.empty() && *n <= sizes.back()) why = item + " is not larger than " + std::to_string(sizes.back());
+      if (!n.ok() || *n == 0 || *n > UINT32_MAX)
+        why = "\"" + item + "\" is not a positive node count";
+      else if (!sizes.empty() && *n <= sizes.back())
+        why = item + " is not larger than " + std::to_string(sizes.back());
       else if (!sizes.empty() && (*n % sizes[0] != 0 || !IsPow2(*n / sizes[0]) ||
                                   *n / sizes[0] >= (1u << kMaxBlockLevels)))
         why = item + " is not the base block size " + std::to_string(sizes[0]) +
@@ -240,8 +247,9 @@ class Parser {
         cfg_->block_sizes.push_back(static_cast<uint32_t>(first->nodes.size()) << lvl);
     }
     uint32_t base = cfg_->block_sizes[0];
-    std::string base_from = given ? "BlockSizes= at " + sizes_where_
-                                  : "Slurm's default, the first block's node count; set BlockSizes=";
+    std::string base_from =
+        given ? "BlockSizes= at " + sizes_where_
+              : "Slurm's default, the first block's node count; set BlockSizes=";
     for (const auto& b : cfg_->blocks) {
       if (b.nodes.size() >= base) continue;
       std::string msg = b.where + ": block " + b.name + " has " + std::to_string(b.nodes.size()) +
@@ -260,7 +268,8 @@ class Parser {
       std::string list;
       for (auto s : dropped) list += (list.empty() ? "" : ",") + std::to_string(s);
       cfg_->warnings.push_back(sizes_where_ + ": BlockSizes " + list + " exceed what the " +
-                               std::to_string(nblocks) + " blocks can aggregate; ignored (as Slurm)");
+                               std::to_string(nblocks) +
+                               " blocks can aggregate; ignored (as Slurm)");
     }
     cfg_->block_sizes.resize(keep);
     return Status::Ok();

@@ -8,6 +8,16 @@ namespace tessera::ctld {
 Result<LoadedConfig> LoadConfig(const std::string& path) {
   auto cluster = LoadClusterConfig(path);
   if (!cluster.ok()) return cluster.status();
+  // topology.conf (issue 15): read here, by ctld only; an error refuses the whole config.
+  if (cluster->topology_kind != TopologyKind::kFlat) {
+    std::vector<std::string> names;
+    names.reserve(cluster->nodes.size());
+    for (const auto& n : cluster->nodes) names.push_back(n.name);
+    auto topo = LoadTopologyConfig(cluster->topology_file, cluster->topology_kind, names);
+    if (!topo.ok()) return topo.status();
+    for (const auto& w : topo->warnings) cluster->warnings.push_back(w);
+    cluster->topology = std::make_shared<const TopologyConfig>(std::move(*topo));
+  }
   auto lines = ParseConfigFile(path);
   if (!lines.ok()) return lines.status();
   auto sched_cfg = sched::BuildSchedConfig(*lines);

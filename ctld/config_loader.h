@@ -1,6 +1,7 @@
 #pragma once
 // Loads and validates everything ctld reads from tessera.conf: the cluster (common/) and the
-// scheduler's part (ctld/sched). Either both are valid or the load fails with "file:line: ...".
+// scheduler's part (ctld/sched), and topology.conf when TopologyPlugin= names a topology
+// (ClusterConfig::topology). Either all are valid or the load fails with "file:line: ...".
 #include <memory>
 #include <string>
 #include <vector>

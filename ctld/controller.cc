@@ -35,6 +35,7 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
       core_(core), jobs_(store, clock), nodes_(*cfg_), cycle_timer_(core->io()),
       tick_timer_(core->io()) {
   shared_cfg_ = cfg_;
+  topology_ = BuildLiveTopology(*cfg_);  // issue 15: once per config
 }
 
 Status Controller::Start(const Recovered& rec) {
@@ -121,6 +122,7 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   const PartitionConfig* part = spec.partition.empty() ? cfg_->DefaultPartition() : cfg_->FindPartition(spec.partition);
   if (!part) return InvalidArgument("invalid partition specified: " + spec.partition);
   r.partition = part->name;
+  TESSERA_RETURN_IF_ERROR(CheckSegmentRequest(*topology_, spec, *part));  // issue 15
   int64_t limit = spec.time_limit_s;
   if (limit == 0) limit = part->default_time_s >= 0 ? part->default_time_s : part->max_time_s;
   if (part->max_time_s >= 0 && (limit < 0 || limit > part->max_time_s))
@@ -131,7 +133,7 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   ApplyAssocDefaults(r, r.spec.time_limit_s != 0);  // issue 16: DefaultAccount, default QoS
   sched::JobSnap snap = SchedBridge::ToSnap(r);
   if (AsksMigProfile(snap)) TESSERA_RETURN_IF_ERROR(CheckMigSatisfiable(*cfg_, nodes_, snap));
-  else TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(snap, SchedBridge::EmptyCluster(*cfg_)));
+  else TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(snap, SchedBridge::EmptyCluster(*cfg_, topology_->snap)));
   // Submit limits count the user's active jobs; only build that view when a limit needs it.
   sched::ClusterSnapshot mine;
   bool counts = std::any_of(sched_cfg_->qos.begin(), sched_cfg_->qos.end(),
@@ -176,7 +178,8 @@ void Controller::Submit(JobRecord draft, std::function<void(Result<uint64_t>)> d
 Controller::WhatIf Controller::WouldStart(const JobRecord& draft) {
   int64_t now = clock_->Now();
   auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), jobs_.active(), nodes_, now,
-                                    [this](uint64_t id) { return jobs_.IsDurable(id); });
+                                    [this](uint64_t id) { return jobs_.IsDurable(id); },
+                                    topology_->snap);
   sched::JobSnap probe = SchedBridge::ToSnap(draft);
   probe.id = UINT64_MAX;  // never a real job id
   probe.submit_time = now;
@@ -259,6 +262,7 @@ void Controller::Reconfigure(std::shared_ptr<const ClusterConfig> cfg,
   cfg_ = std::move(cfg);
   sched_cfg_ = std::move(sched_cfg);
   ApplyAccounts();  // the association store over the new config (issue 16)
+  topology_ = BuildLiveTopology(*cfg_);  // a changed topology.conf or node order
   {
     std::lock_guard<std::mutex> l(shared_mu_);
     shared_cfg_ = cfg_;
@@ -595,7 +599,8 @@ void Controller::RunCycle() {
   int64_t cpu0 = clock_->ThreadCpuMicros();
   int64_t now = clock_->Now();
   auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), jobs_.active(), nodes_, now,
-                                    [this](uint64_t id) { return jobs_.IsDurable(id); });
+                                    [this](uint64_t id) { return jobs_.IsDurable(id); },
+                                    topology_->snap);
   FillMigGpus(snap, *cfg_, nodes_, jobs_.active(), mig_in_flight_);
   AdjustPreemptSnapshot(snap);  // issue 16 §4 (preemption.cc)
   auto result = sched::RunCycle(snap, *sched_cfg_, registry_);

@@ -22,6 +22,7 @@
 #include "ctld/sched_bridge_mig.h"
 #include "ctld/step_layout.h"
 #include "ctld/state/store.h"
+#include "ctld/topology_live.h"
 
 namespace tessera::ctld {
 
@@ -92,6 +93,8 @@ class Controller {
   JobManager& jobs() { return jobs_; }
   NodeTable& nodes() { return nodes_; }
   const CtldStats& stats() const { return stats_; }
+  // The topology of the current config (issue 15; ctld/topology_live.h). Core thread.
+  const LiveTopology& topology() const { return *topology_; }
 
   // --- users ---
   // Validates a request into a job record (not yet submitted). `as_uid` is spec.uid.
@@ -250,6 +253,7 @@ class Controller {
   std::shared_ptr<const sched::SchedConfig> sched_cfg_;
   std::shared_ptr<const sched::SchedConfig> base_sched_cfg_;  // tessera.conf's, before the store
   std::unique_ptr<accounts::AssocManager> accounts_;
+  std::shared_ptr<const LiveTopology> topology_;  // rebuilt with cfg_
   mutable std::mutex shared_mu_;
   std::shared_ptr<const ClusterConfig> shared_cfg_;
   struct CachedUser {

@@ -72,6 +72,10 @@ int main(int argc, char** argv) {
   if (check_only) {
     std::cout << conf << ": configuration OK (" << (*cfg)->nodes.size() << " nodes, "
               << (*cfg)->partitions.size() << " partitions, " << loaded->warnings.size() << " warnings)\n";
+    if (const auto& t = (*cfg)->topology)  // issue 15
+      std::cout << t->path << ": " << tessera::TopologyPluginName(t->kind) << " OK ("
+                << (t->kind == tessera::TopologyKind::kTree ? t->switches.size() : t->blocks.size())
+                << (t->kind == tessera::TopologyKind::kTree ? " switches)\n" : " blocks)\n");
     return 0;
   }
   // Blocked before any thread starts, so every thread inherits the mask and sigwait below gets them.

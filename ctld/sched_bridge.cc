@@ -5,6 +5,7 @@
 #include "common/hostlist.h"
 #include "ctld/gpu_shares.h"
 #include "ctld/nodes/gpu_use.h"
+#include "ctld/topology_live.h"
 
 namespace tessera::ctld {
 namespace {
@@ -84,18 +85,25 @@ sched::JobSnap SchedBridge::ToSnap(const JobRecord& j) {
   s.array_job_id = j.array_job_id;
   s.array_task_id = j.array_task_id;
   s.array_max_running = j.array_max_running;
+  s.switches = j.spec.switches;  // topology (issue 15)
+  s.switches_wait_s = SwitchWaitSeconds(j.spec);
+  s.segment = j.spec.segment;
   return s;
 }
 
-sched::ClusterSnapshot SchedBridge::EmptyCluster(const ClusterConfig& cfg) {
+sched::ClusterSnapshot SchedBridge::EmptyCluster(const ClusterConfig& cfg,
+                                                 TopologyPtr topology) {
   sched::ClusterSnapshot s;
+  s.topology = std::move(topology);
   for (const auto& n : cfg.nodes) {
     s.nodes.push_back(NodeSnapFor(n));
     auto g = cfg.gpus.find(n.name);
     if (g != cfg.gpus.end()) FillConfigSharePools(s.nodes.back(), g->second);
   }
-  for (const auto& p : cfg.partitions)
+  for (const auto& p : cfg.partitions) {
     s.partitions.push_back({p.name, p.up, p.max_nodes, p.max_time_s, p.default_time_s, p.priority_tier});
+    s.partitions.back().topology_required = p.topology_required;
+  }
   return s;
 }
 
@@ -103,8 +111,9 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
                                              const std::map<uint64_t, JobRecord>& jobs,
                                              const std::vector<const JobRecord*>& active,
                                              NodeTable& nodes, int64_t now,
-                                             const std::function<bool(uint64_t)>& durable) {
-  sched::ClusterSnapshot s = EmptyCluster(cfg);
+                                             const std::function<bool(uint64_t)>& durable,
+                                             TopologyPtr topology) {
+  sched::ClusterSnapshot s = EmptyCluster(cfg, std::move(topology));
   s.now = now;
   for (auto& ns : s.nodes) {
     NodeRuntime* rt = nodes.Find(ns.name);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "common/cluster_config.h"
@@ -16,6 +17,9 @@ namespace tessera::ctld {
 
 class SchedBridge {
  public:
+  // The scheduler's topology (issue 15), built once per config by ctld/topology_live.h; null =
+  // flat. Snapshot and EmptyCluster put it in ClusterSnapshot::topology.
+  using TopologyPtr = std::shared_ptr<const sched::TopologySnap>;
   // `durable(id)`: whether the job's submission has committed (others are invisible).
   // `active`: the unfinished jobs in id order (JobManager::active()), what is walked unless a
   // pending job has a dependency: then every record of `jobs` is (held and finished jobs too).
@@ -23,11 +27,13 @@ class SchedBridge {
                                          const std::map<uint64_t, JobRecord>& jobs,
                                          const std::vector<const JobRecord*>& active,
                                          NodeTable& nodes, int64_t now,
-                                         const std::function<bool(uint64_t)>& durable);
+                                         const std::function<bool(uint64_t)>& durable,
+                                         TopologyPtr topology = nullptr);
   // The job as the scheduler sees it (also used for the submit-time checks).
   static sched::JobSnap ToSnap(const JobRecord& j);
   // A snapshot of the configured cluster with every node idle and up.
-  static sched::ClusterSnapshot EmptyCluster(const ClusterConfig& cfg);
+  static sched::ClusterSnapshot EmptyCluster(const ClusterConfig& cfg,
+                                             TopologyPtr topology = nullptr);
   // True when `placement` still fits the live node table (nodes up, resources free).
   static bool StillFits(const std::vector<sched::NodePlacement>& placement, NodeTable& nodes);
   static std::vector<NodeAlloc> ToAlloc(const std::vector<sched::NodePlacement>& placement);

@@ -24,7 +24,8 @@
   X(ConfigureMig, ConfigureMigRequest, ConfigureMigResponse)    \
   X(Backup, BackupRequest, BackupResponse)                      \
   X(ShowAssoc, AssocRequest, AssocResponse)                     \
-  X(ChangeAssoc, AssocRequest, AssocResponse)
+  X(ChangeAssoc, AssocRequest, AssocResponse)                   \
+  X(ShowTopology, ShowTopologyRequest, ShowTopologyResponse)
 
 // Declares `Result<pb::Resp> Name(const pb::Req&) override;` in a ControllerApi implementation.
 #define TESSERA_CONTROLLER_API_OVERRIDE(Name, Req, Resp) \

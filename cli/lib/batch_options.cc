@@ -186,6 +186,7 @@ std::optional<uint32_t>* CountField(int id, BatchOptions& o) {
     case kOptCpusPerTask: return &o.cpus_per_task;
     case kOptCpusPerGpu: return &o.cpus_per_gpu;
     case kOptNtasksPerGpu: return &o.ntasks_per_gpu;
+    case kOptSegment: return &o.segment;
     default: return nullptr;
   }
 }
@@ -312,6 +313,7 @@ const std::vector<OptionSpec>& BatchOptionSpecs() {
         {"signal", 0, K::kRequired, kOptSignal},
         {"open-mode", 0, K::kRequired, kOptOpenMode},
         {"switches", 0, K::kRequired, kOptSwitches},
+        {"segment", 0, K::kRequired, kOptSegment},
         {"uid", 0, K::kRequired, kOptUid},
         {"gpu-mem", 0, K::kRequired, kOptGpuMem},        // Tessera-only
         {"task-group", 0, K::kRequired, kOptTaskGroup},  // Tessera-only
@@ -504,7 +506,7 @@ void MergeBatchOptions(const BatchOptions& over, BatchOptions& base) {
   TESSERA_MERGE(cpus_per_gpu); TESSERA_MERGE(ntasks_per_gpu); TESSERA_MERGE(priority);
   TESSERA_MERGE(time_min_s); TESSERA_MERGE(deadline); TESSERA_MERGE(gpus_per_task);
   TESSERA_MERGE(signal); TESSERA_MERGE(switches); TESSERA_MERGE(gpu_min_mem_mib);
-  TESSERA_MERGE(no_kill); TESSERA_MERGE(gres_shares);
+  TESSERA_MERGE(no_kill); TESSERA_MERGE(gres_shares); TESSERA_MERGE(segment);
 #undef TESSERA_MERGE
   if (over.mem_mib || over.mem_per_cpu_mib || over.mem_per_gpu_mib || over.mem_whole_node) {
     base.mem_mib = over.mem_mib;

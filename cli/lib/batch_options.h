@@ -37,7 +37,7 @@ struct BatchOptions {
       export_file, account, qos, constraint, nodelist, exclude, comment, dependency, wrap, array,
       reservation, open_mode, uid;
   std::optional<uint32_t> nodes_min, nodes_max, ntasks, ntasks_per_node, cpus_per_task,
-      cpus_per_gpu, ntasks_per_gpu, priority;
+      cpus_per_gpu, ntasks_per_gpu, priority, segment;  // segment: --segment=N (issue 15)
   std::optional<uint64_t> mem_mib, mem_per_cpu_mib, mem_per_gpu_mib;  // one excludes the others
   std::optional<bool> mem_whole_node;                                 // --mem=0
   std::optional<int64_t> time_limit_s, time_min_s, begin_time, deadline;
@@ -66,7 +66,7 @@ enum BatchOpt : int {
   kOptQuiet, kOptVerbose, kOptInput, kOptExportFile, kOptArray, kOptReservation, kOptOpenMode,
   kOptUid, kOptCpusPerGpu, kOptNtasksPerGpu, kOptPriority, kOptMemPerGpu, kOptTimeMin,
   kOptDeadline, kOptGpusPerTask, kOptSignal, kOptSwitches, kOptGpuMem, kOptTaskGroup, kOptWait,
-  kOptNoKill,
+  kOptNoKill, kOptSegment,
   kOptIgnored = 100,  // accepted, not acted on: warning
 };
 

@@ -127,6 +127,7 @@ void FillExtras(const BatchOptions& o, tessera::v1::JobSpec& spec) {
   spec.set_mem_whole_node(o.mem_whole_node.value_or(false));
   spec.set_gpu_min_mem_mib(o.gpu_min_mem_mib.value_or(0));
   spec.set_no_kill(o.no_kill.value_or(false));
+  spec.set_segment(o.segment.value_or(0));
 }
 
 bool IsSlurmVar(const std::string& name) { return StartsWith(name, "SLURM_"); }

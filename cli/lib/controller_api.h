@@ -67,6 +67,11 @@ class ControllerApi {
     (void)req;
     return Status(Code::kUnimplemented, "ChangeAssoc is not implemented by " + Target());
   }
+  // tcontrol show topology (issue 15).
+  virtual Result<pb::ShowTopologyResponse> ShowTopology(const pb::ShowTopologyRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "ShowTopology is not implemented by " + Target());
+  }
 };
 
 }  // namespace tessera::cli

@@ -164,6 +164,8 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
         o += "   MigLayout[" + std::to_string(g.index()) + "]=" + MigLayoutText(g) + "\n";
   }
   if (std::string hcas = FormatHcas(n); !hcas.empty()) o += "   HCAs=" + E(hcas) + "\n";
+  // Slurm's Topology=<topology>:<unit> line; topology.conf's topology is named "default".
+  if (!n.topology_unit().empty()) o += "   Topology=default:" + E(n.topology_unit()) + "\n";
   if (!n.reason().empty()) o += "   Reason=" + E(n.reason()) + "\n";
   return o + "\n";
 }

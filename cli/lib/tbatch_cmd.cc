@@ -66,7 +66,10 @@ Resources:
   -w, --nodelist=HOSTLIST     run on these nodes
   -x, --exclude=HOSTLIST      never run on these nodes
       --exclusive             do not share nodes with other jobs
-      --switches=N[@TIME]     at most N leaf switches (wait at most TIME for them)
+      --switches=N[@TIME]     at most N leaf switches (wait at most TIME for them, then
+                              take what is free) with TopologyPlugin=topology/tree
+      --segment=N             place the nodes in segments of N, each inside one block
+                              (TopologyPlugin=topology/block)
 Files and environment:
   -D, --chdir=DIR             working directory of the job (default: the current directory)
   -o, --output=PATTERN        standard output file (default slurm-%j.out; %j %x %u %A %a %N)

@@ -5,6 +5,7 @@
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
 #include "cli/lib/show_format.h"
+#include "cli/lib/topology_view.h"
 #include "cli/lib/text_util.h"
 #include "common/config_file.h"
 #include "common/duration.h"
@@ -19,6 +20,8 @@ Commands:
   show job [JOBID] [--events]   one job (or all jobs); --events prints its event log
   show node [NODENAME]          one node (or all nodes)
   show partition [NAME]         one partition (or all partitions)
+  show topology [NAME] [node=HOSTLIST]
+                                the network topology (switches or blocks), as scontrol
   show config                   the effective settings of the LOCAL configuration file
                                 ($TESSERA_CONF or /etc/tessera/tessera.conf), read by this
                                 command, not asked from the controller (no RPC for it yet)
@@ -168,15 +171,26 @@ int ShowPartitions(CommandContext& ctx, ControllerApi& api, const ControlArgs& a
   return 0;
 }
 
+// show topology [NAME] [node=HOSTLIST] (issue 15; cli/lib/topology_view.h).
+int ShowTopology(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
+  auto req = ParseShowTopologyArgs({a.words.begin() + 2, a.words.end()});
+  if (!req.ok()) return Fail(ctx, req.status().message());
+  auto resp = api.ShowTopology(*req);
+  if (!resp.ok()) return Fail(ctx, resp.status().message());
+  *ctx.out << FormatTopology(*resp);
+  return 0;
+}
+
 int Show(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
-  if (a.words.size() < 2) return Fail(ctx, "show what? (job, node, partition, config or qos)");
+  if (a.words.size() < 2) return Fail(ctx, "show what? (job, node, partition, topology, config or qos)");
   std::string what = ToLower(a.words[1]);
   if (what.size() > 1 && what.back() == 's') what.pop_back();  // jobs, nodes, partitions
+  if (what == "topology") return ShowTopology(ctx, api, a);
   if (a.words.size() > 3) return Fail(ctx, "too many arguments for show " + what);
   if (what == "job") return ShowJobs(ctx, api, a);
   if (what == "node") return ShowNodes(ctx, api, a);
   if (what == "partition") return ShowPartitions(ctx, api, a);
-  return Fail(ctx, "invalid entity \"" + a.words[1] + "\" for show (job, node, partition, config or qos)");
+  return Fail(ctx, "invalid entity \"" + a.words[1] + "\" for show (job, node, partition, topology, config or qos)");
 }
 
 int JobAction(CommandContext& ctx, ControllerApi& api, const ControlArgs& a,

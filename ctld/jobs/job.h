@@ -67,12 +67,18 @@ struct JobSpec {
   int64_t begin_time = 0;
   SparseString dependency;
   SparseString array;           // --array as given ("0-15%4")
+  // Topology (issue 15): --switches=N[@wait] (tree) and --segment=N (block); 0 = not asked.
+  // Records written before these fields decode with 0 (the codec is lenient).
+  uint32_t switches = 0;
+  int64_t switches_wait_s = 0;
+  uint32_t segment = 0;
 };
 BOOST_DESCRIBE_STRUCT(JobSpec, (),
                       (name, script, argv, workdir, stdout_pattern, stderr_pattern,
                        partition, qos, account, task_groups, gang_min, nodes_min, nodes_max,
                        time_limit_s, hold, requeue, comment, exclusive, constraint, nodelist,
-                       exclude, nice, begin_time, dependency, array))
+                       exclude, nice, begin_time, dependency, array, switches, switches_wait_s,
+                       segment))
 
 struct NodeAlloc {
   std::string node;

@@ -10,6 +10,7 @@
 #include "common/array_spec.h"
 #include "common/control_chars.h"
 #include "common/duration.h"
+#include "common/hostlist.h"
 #include "ctld/log.h"
 #include "ctld/rpc/accounting_live.h"
 #include "ctld/rpc/convert.h"
@@ -366,7 +367,10 @@ grpc::Status ControllerService::ListNodes(grpc::ServerContext* ctx, const v1::Li
       if (!ctl_->nodes().Find(name)) return NotFound("Node " + name + " not found");
     for (const auto& name : ctl_->nodes().order()) {
       if (!InFilter(req->names(), name)) continue;
-      ToProto(*ctl_->nodes().Find(name), now, resp->add_nodes());
+      auto* out = resp->add_nodes();
+      ToProto(*ctl_->nodes().Find(name), now, out);
+      const auto& units = ctl_->topology().unit_of_node;  // issue 15
+      if (auto u = units.find(name); u != units.end()) out->set_topology_unit(u->second);
     }
     return Status::Ok();
   }));
@@ -633,6 +637,44 @@ grpc::Status ControllerService::GetJobEvents(grpc::ServerContext* ctx, const v1:
   if (events->empty()) return ToGrpc(NotFound("Invalid job id specified: " + std::to_string(req->job_id())));
   for (const auto& e : *events) ToProto(e, resp->add_events());
   return grpc::Status::OK;
+}
+
+// Issue 15 (helper topoconf): Slurm's scontrol show topology records, filtered.
+grpc::Status ControllerService::ShowTopology(grpc::ServerContext* ctx,
+                                             const v1::ShowTopologyRequest* req,
+                                             v1::ShowTopologyResponse* resp) {
+  RpcTimer timer(&rpc_stats_, "ShowTopology");
+  auto caller = Check(ctx, "ShowTopology", Role::kAnyone);
+  if (!caller.ok()) return ToGrpc(caller.status());
+  std::vector<std::string> want;
+  if (!req->nodes().empty()) {
+    auto n = ExpandHostlist(req->nodes());
+    if (!n.ok()) return ToGrpc(InvalidArgument("nodes: " + n.status().message()));
+    want = std::move(*n);
+  }
+  return ToGrpc(core_->Call([&]() -> Status {
+    const LiveTopology& topo = ctl_->topology();
+    resp->set_plugin(TopologyPluginName(topo.kind));
+    if (!topo.config) return Status::Ok();
+    resp->set_path(topo.config->path);
+    for (const auto& r : TopologyRecords(*topo.config, ctl_->config())) {
+      if (!req->unit().empty() && r.name != req->unit()) continue;
+      if (!want.empty()) {
+        auto have = ExpandHostlist(r.nodes);
+        std::set<std::string> in(have.ok() ? have->begin() : want.end(),
+                                 have.ok() ? have->end() : want.end());
+        if (!std::all_of(want.begin(), want.end(), [&](const auto& n) { return in.count(n); }))
+          continue;
+      }
+      ToProto(r, resp->add_records());
+    }
+    if (resp->records().empty() && (!req->unit().empty() || !want.empty()))
+      return NotFound(std::string("Topology information contains no ") +
+                      (topo.kind == TopologyKind::kTree ? "switch" : "block") +
+                      (req->unit().empty() ? "" : " named " + req->unit()) +
+                      (want.empty() ? "" : " with nodes " + req->nodes()));
+    return Status::Ok();
+  }));
 }
 
 }  // namespace tessera::ctld::rpc

@@ -102,6 +102,8 @@ class ControllerService final : public v1::Controller::Service {
   // acct helper (issue 16 §1), controller_service_assoc.cc: ShowAssoc anyone, ChangeAssoc admins.
   grpc::Status ShowAssoc(grpc::ServerContext*, const v1::AssocRequest*, v1::AssocResponse*) override;
   grpc::Status ChangeAssoc(grpc::ServerContext*, const v1::AssocRequest*, v1::AssocResponse*) override;
+  grpc::Status ShowTopology(grpc::ServerContext*, const v1::ShowTopologyRequest*,
+                            v1::ShowTopologyResponse*) override;  // issue 15
 
  private:
   // Authenticates (munge over gRPC, SO_PEERCRED over the local socket) and authorizes.

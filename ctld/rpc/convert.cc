@@ -54,6 +54,9 @@ void ToProto(const JobSpec& s, v1::JobSpec* p) {
   p->set_begin_time(s.begin_time);
   if (!s.dependency.empty()) p->set_dependency(s.dependency);
   if (!s.array.empty()) p->set_array(s.array);
+  p->set_switches(s.switches);
+  p->set_switches_wait_s(s.switches_wait_s);
+  p->set_segment(s.segment);
 }
 
 v1::NodeState NodeStateOf(const std::string& s) {
@@ -112,6 +115,9 @@ JobSpec FromProto(const v1::JobSpec& p) {
   s.begin_time = p.begin_time();
   s.dependency = p.dependency();
   s.array = p.array();
+  s.switches = p.switches();
+  s.switches_wait_s = p.switches_wait_s();
+  s.segment = p.segment();
   return s;
 }
 
@@ -125,7 +131,6 @@ Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* wa
   warn(p.deadline() != 0, "--deadline", "the job is not cancelled at the deadline");
   warn(p.signal_number() != 0, "--signal", "no signal is sent before the time limit");
   warn(p.open_mode() == "append", "--open-mode=append", "output files are truncated");
-  warn(p.switches() != 0, "--switches", "topology-aware placement comes with the topology issue");
   warn(!p.stdin_pattern().empty(), "--input", "the batch script reads /dev/null");
   warn(p.gpu_min_mem_mib() != 0, "--gpu-mem", "GPUs are not filtered by memory (nor sliced on demand) yet");
   warn(p.no_kill(), "--no-kill", "a job loses all its nodes when one fails");
@@ -308,6 +313,17 @@ void ToLaunch(const JobRecord& r, const JobPayload& payload, int64_t kill_wait_s
   out->set_submit_dir(r.spec.workdir);
   out->set_submit_host(r.submit_host);
   out->set_submit_time(r.submit_time);
+}
+
+void ToProto(const TopologyRecord& r, v1::TopologyRecord* out) {
+  out->set_kind(r.kind);
+  out->set_name(r.name);
+  out->set_level(r.level);
+  out->set_link_speed(r.link_speed);
+  out->set_nodes(r.nodes);
+  out->set_switches(r.switches);
+  out->set_block_index(r.block_index);
+  out->set_block_size(r.block_size);
 }
 
 }  // namespace tessera::ctld::rpc

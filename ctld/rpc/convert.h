@@ -22,6 +22,7 @@ RegisterInfo FromProto(const v1::Register& p);
 RegisterInfo::Finished FromProto(const v1::JobFinished& p);
 GpuState FromProto(const v1::GpuDevice& g);
 void ToProto(const GpuState& g, v1::GpuDevice* out);
+void ToProto(const TopologyRecord& r, v1::TopologyRecord* out);  // issue 15
 void ToLaunch(const JobRecord& r, const JobPayload& p, int64_t kill_wait_s, v1::LaunchJob* out);
 
 }  // namespace tessera::ctld::rpc
