@@ -87,3 +87,74 @@ def test_a_gang_is_not_half_re_laid_while_one_node_is_busy(dyn):
     dyn.run(["tcancel", str(holder)], user="tessera-bob")
     assert dyn.wait_state(job, ["COMPLETED", "FAILED"], timeout=90)[0] == "COMPLETED"
     check_ran_on_both(dyn, work, "gang2.out")
+
+
+# --gpu-mem by need and typed shares: it1 a whole a100 40 GB with MPS, it2 a whole h100 80 GB
+# with MPS, it3 an h100 in MIG mode (3g.40gb, 1g.10gb, 1g.10gb), all static.
+MIXED_GRES = (
+    "NodeName=it1 Name=gpu Type=a100 Count=1 MemoryMiB=40960 Simulated=yes Mps=yes\n"
+    "NodeName=it2 Name=gpu Type=h100 Count=1 MemoryMiB=81920 Simulated=yes Mps=yes\n"
+    "NodeName=it3 Name=gpu Type=h100 Count=1 MemoryMiB=81920 Simulated=yes MigEnabled=yes "
+    "MigLayout=3g.40gb@0,1g.10gb@4,1g.10gb@5\n")
+WHERE = "echo $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES"
+
+
+class Mixed(Cluster):
+    def default_config(self):
+        lines = super().default_config().split("\n")
+        return "\n".join(l.replace("gpu:TYPE:", "gpu:a100:" if l.startswith("NodeName=it1 ") else "gpu:h100:")
+                         for l in lines)
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    c = Mixed(nodes=3, node_extra="Gres=gpu:TYPE:1", gres=MIXED_GRES)
+    try:
+        yield c.start()
+    finally:
+        c.stop()
+
+
+def ran_on(c, args, out):
+    work = c.user_dir("tessera-alice")
+    p = c.run(["tbatch", "-o", out] + args + ["--wrap", WHERE], user="tessera-alice", cwd=work)
+    assert "not acted on" not in p.stderr, p.stderr
+    job = int(re.search(r"(\d+)", p.stdout).group(1))
+    assert c.wait_state(job, ["COMPLETED", "FAILED"], timeout=60)[0] == "COMPLETED"
+    node, devices = open(os.path.join(work, out)).read().split()
+    return node, devices
+
+
+def test_gpu_mem_gets_the_smallest_fitting_instance_or_whole_gpu(mixed):
+    # 8 GB: a 1g.10gb instance; 20 GB: the 3g.40gb (the MIG instance wins the tie with the
+    # 40 GB a100); 50 GB: only the whole h100 has it.
+    node, dev = ran_on(mixed, ["--gpus=1", "--gpu-mem=8G"], "m8.out")
+    assert node == "it3" and dev.startswith("MIG-"), (node, dev)
+    show = mixed.run(["tcontrol", "show", "node", "it3"]).stdout
+    assert re.search(rf"1g\.10gb@\d+\({dev},", show), show
+    node, dev = ran_on(mixed, ["--gpus=1", "--gpu-mem=20G"], "m20.out")
+    assert node == "it3" and re.search(rf"3g\.40gb@0\({dev},", show), (node, dev, show)
+    node, dev = ran_on(mixed, ["--gpus=1", "--gpu-mem=50G"], "m50.out")
+    assert node == "it2" and dev.startswith("GPU-"), (node, dev)
+
+
+def test_gpu_mem_no_gpu_has_or_without_a_gpu_count_is_refused(mixed):
+    work = mixed.user_dir("tessera-alice")
+    p = mixed.run(["tbatch", "--gpus=1", "--gpu-mem=100G", "--wrap", "true"], user="tessera-alice",
+                  cwd=work, check=False)
+    assert p.returncode != 0 and "--gpu-mem=102400M) can never be satisfied" in p.stderr, p.stderr
+    p = mixed.run(["tbatch", "--gpu-mem=10G", "--wrap", "true"], user="tessera-alice", cwd=work,
+                  check=False)
+    assert p.returncode != 0 and "--gpu-mem needs a GPU count" in p.stderr, p.stderr
+
+
+def test_typed_mps_share_comes_from_a_gpu_of_that_type(mixed):
+    node, dev = ran_on(mixed, ["--gres=mps:h100:50"], "mps_h100.out")
+    assert node == "it2" and dev.startswith("GPU-"), (node, dev)
+    node, _ = ran_on(mixed, ["--gres=mps:a100:50"], "mps_a100.out")
+    assert node == "it1"
+    work = mixed.user_dir("tessera-alice")
+    p = mixed.run(["tbatch", "--gres=shard:a100:1", "--wrap", "true"], user="tessera-alice",
+                  cwd=work, check=False)
+    assert p.returncode != 0 and "gres/shard:a100 can never be satisfied" in p.stderr, p.stderr
+    assert "no a100 GPU there is configured for shards" in p.stderr, p.stderr

@@ -9,7 +9,9 @@
 //    reserved_nodes = the node; backfill leaves them alone; a later cycle starts them on the new
 //    instances once the node has answered.
 // Demand: eligible jobs not started, with reason Resources/Priority (they did not fit), asking a
-// MIG profile (a gpu_model that is a profile of some MIG model), with one task group, in job
+// MIG profile (a gpu_model that is a profile of some MIG model) or GPUs by need (--gpu-mem with
+// no model: the smallest profile with enough memory among the MIG models of the dynamic GPUs of
+// its candidate nodes, gpu_mem.h), with one task group, in job
 // order, at most mig_plan_depth of them. A job on one node (nodes_min <= 1) asks all its
 // instances on one node; a gang (nodes_min = N > 1) asks its per-node share (per_node GPUs +
 // per_task GPUs x ceil(tasks / N), as placement spreads it) on each of N distinct nodes, all or
@@ -27,6 +29,7 @@
 #include <set>
 
 #include "common/mig_profiles.h"
+#include "ctld/sched/gpu_mem.h"
 #include "ctld/sched/mig_planner.h"
 #include "ctld/sched/registry.h"
 #include "ctld/sched/session.h"
@@ -179,9 +182,10 @@ class MigPlanAction : public Action {
     const JobSnap& js = *j.snap;
     if (!Retryable(j.reason) || js.groups.size() != 1) return d;
     const GroupReq& g = js.groups[0];
-    const std::string& profile =
-        g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
-    if (!IsMigProfileName(profile)) return d;
+    std::string profile = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+    // --gpu-mem with no model (gpu_mem.h): the smallest fitting profile of the nodes' GPUs.
+    uint64_t by_need = profile.empty() && AsksGpuMem(js) ? JobGpuMem(js) : 0;
+    if (!by_need && !IsMigProfileName(profile)) return d;
     uint32_t nodes = std::max<uint32_t>(1, js.nodes_min);
     if (js.nodes_max && js.nodes_max < nodes) return d;
     // Per node: everything (one node), or the share placement gives each node of a gang.
@@ -203,12 +207,33 @@ class MigPlanAction : public Action {
       d.nodes.push_back(c);
     }
     if (d.nodes.size() < nodes) return d;
+    if (by_need && (profile = ByNeedProfile(s, cands, d.nodes, by_need)).empty()) {
+      d.nodes.clear();
+      return d;
+    }
     d.job_id = js.id;
     d.profile = profile;
     d.node_count = nodes;
     d.count = nodes == 1 ? g.per_task.gpus * g.count + g.per_node.gpus
                          : g.per_task.gpus * tasks + g.per_node.gpus;
     return d;
+  }
+
+  // The smallest profile (by memory) with at least `mem` MiB among the MIG models of the dynamic
+  // GPUs of `nodes` (positions in `cands`); "" when none has one.
+  static std::string ByNeedProfile(Session& s, const std::vector<uint32_t>& cands,
+                                   const std::vector<uint32_t>& nodes, uint64_t mem) {
+    std::string best;
+    std::set<std::string> seen;
+    for (uint32_t c : nodes)
+      for (const auto& g : s.state().nodes()[cands[c]].snap->mig_gpus) {
+        if (!g.dynamic || !seen.insert(g.mig_model).second) continue;
+        std::string p = SmallestMigProfileFor(g.mig_model, mem);
+        if (!p.empty() && (best.empty() || MigProfileMemoryMiB(p) < MigProfileMemoryMiB(best) ||
+                           (MigProfileMemoryMiB(p) == MigProfileMemoryMiB(best) && p < best)))
+          best = p;
+      }
+    return best;
   }
 
   static constexpr size_t kNodesPerDemand = 64;
