@@ -52,7 +52,9 @@ JobSnap GpuMemVariant(const JobSnap& job, const std::string& model);
 
 // Runs `fn` on `j` as each variant in candidate order (j.snap and j.shape swapped for the call,
 // restored after) until `fn` returns true; returns whether one did. With no candidate, sets
-// j.reason = "Resources" and returns false.
+// j.reason = "Resources" and returns false. Plugin callbacks run inside `fn` (Allocatable,
+// OnAllocated, predicates, scores) see the variant: they must copy what they need from j.snap,
+// never keep the pointer.
 bool ForEachGpuMemVariant(Session& s, JobInfo& j, const std::function<bool(JobInfo&)>& fn);
 
 // The smallest profile (memory, then compute slices; media-extension profiles left out) of MIG
