@@ -51,13 +51,15 @@ void Controller::ApplyMigReconfigs(const std::vector<sched::MigReconfig>& reconf
   std::set<uint64_t> refused_jobs;
   for (size_t i = 0; i < reconfigs.size(); ++i) {
     why[i] = LiveRefusal(nodes_.Find(reconfigs[i].node), reconfigs[i]);
-    if (!why[i].empty()) refused_jobs.insert(reconfigs[i].for_jobs.begin(), reconfigs[i].for_jobs.end());
+    const auto& jobs = reconfigs[i].for_jobs;
+    if (!why[i].empty()) refused_jobs.insert(jobs.begin(), jobs.end());
   }
   for (size_t i = 0; i < reconfigs.size(); ++i) {
     const auto& r = reconfigs[i];
     if (mig_in_flight_.Find(r.node, r.gpu_index)) continue;
+    auto refused = [&](uint64_t j) { return refused_jobs.count(j) > 0; };
     if (why[i].empty() && !r.for_jobs.empty() &&
-        std::all_of(r.for_jobs.begin(), r.for_jobs.end(), [&](uint64_t j) { return refused_jobs.count(j); }))
+        std::all_of(r.for_jobs.begin(), r.for_jobs.end(), refused))
       why[i] = "another node of the same job refused its reconfiguration";
     if (!why[i].empty()) {
       Log("dynamic MIG: not applied (" + why[i] + "): " + Describe(r));

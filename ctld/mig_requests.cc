@@ -45,7 +45,9 @@ std::vector<std::string> FittingProfiles(uint64_t mem) {
 
 bool AsksMigProfile(const sched::JobSnap& job) { return !AskedProfiles(job).empty(); }
 
-bool NeedsMigCheck(const sched::JobSnap& job) { return AsksMigProfile(job) || sched::AsksGpuMem(job); }
+bool NeedsMigCheck(const sched::JobSnap& job) {
+  return AsksMigProfile(job) || sched::AsksGpuMem(job);
+}
 
 sched::ClusterSnapshot MigCapacityCluster(const ClusterConfig& cfg, NodeTable& nodes,
                                           const sched::JobSnap& job) {
@@ -73,10 +75,12 @@ Status CheckMigSatisfiable(const ClusterConfig& cfg, NodeTable& nodes, const sch
   if (job.groups.size() == 1) {  // MigStrategy=dynamic: a GPU may be re-laid for it
     const auto& g = job.groups[0];
     const std::string& p = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
-    for (const auto& profile : p.empty() && sched::AsksGpuMem(job) ? FittingProfiles(sched::JobGpuMem(job))
-                                                                   : std::vector<std::string>{p})
-      if (sched::CheckSatisfiable(job, DynamicMigCluster(SchedBridge::EmptyCluster(cfg), cfg, nodes, profile)).ok())
-        return Status::Ok();
+    bool by_need = p.empty() && sched::AsksGpuMem(job);
+    auto profiles = by_need ? FittingProfiles(sched::JobGpuMem(job)) : std::vector<std::string>{p};
+    for (const auto& profile : profiles) {
+      auto dyn = DynamicMigCluster(SchedBridge::EmptyCluster(cfg), cfg, nodes, profile);
+      if (sched::CheckSatisfiable(job, dyn).ok()) return Status::Ok();
+    }
   }
   for (const auto& p : AskedProfiles(job))
     if (st.message().find("gres/gpu:" + p + ")") != std::string::npos)

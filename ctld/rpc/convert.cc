@@ -128,8 +128,9 @@ Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* wa
     bool gpus = false;
     for (const auto& g : p.task_groups()) gpus = gpus || g.per_task().gpus() || g.per_node().gpus();
     if (!gpus)
-      return InvalidArgument("--gpu-mem needs a GPU count (--gpus, --gpus-per-node, --gpus-per-task or "
-                             "--gres=gpu:N): it is the memory each GPU or MIG instance must have");
+      return InvalidArgument(
+          "--gpu-mem needs a GPU count (--gpus, --gpus-per-node, --gpus-per-task or "
+          "--gres=gpu:N): it is the memory each GPU or MIG instance must have");
   }
   auto warn = [&](bool set, const char* opt, const char* what) {
     if (set) warnings->push_back(std::string(opt) + " is accepted but not acted on yet: " + what);

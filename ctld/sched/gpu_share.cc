@@ -109,8 +109,8 @@ Status CheckShareRequest(const JobSnap& job, const std::vector<const NodeSnap*>&
     if (!type.empty()) kind = one.mps ? "gres/mps:" : "gres/shard:";
     std::string what = std::string(kind) + type;
     if (most == 0)
-      return InvalidArgument(what + " can never be satisfied in partition " + job.partition + ": no " +
-                             (type.empty() ? "" : type + " ") + "GPU there is configured for " +
+      return InvalidArgument(what + " can never be satisfied in partition " + job.partition +
+                             ": no " + (type.empty() ? "" : type + " ") + "GPU there is configured for " +
                              (one.mps ? "MPS (gres.conf Mps=yes)" : "shards (gres.conf Replicas=N)"));
     if (want > most)
       return InvalidArgument(what + ":" + std::to_string(want) +

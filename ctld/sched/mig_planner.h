@@ -11,8 +11,9 @@
 //  - Demand is served in the given (priority) order, each item wholly on ONE node (possibly on
 //    several GPUs of it) or not at all. A gang item (MigDemand::node_count > 1) gets `count`
 //    instances on EACH of node_count distinct nodes, all or nothing: when fewer nodes can hold
-//    their share, nothing is re-laid (nor claimed) for it. Free instances of the asked profile that a GPU keeps
-//    count toward a demand item (claimed, so a later item cannot count them again).
+//    their share, nothing is re-laid (nor claimed) for it. Free instances of the asked profile
+//    that a GPU keeps count toward a demand item (claimed, so a later item cannot count them
+//    again).
 //  - Deterministic: the same input gives the same output (no clock, no random, no hash order).
 //
 // Choice (how a GPU gets the instances of one demand item)

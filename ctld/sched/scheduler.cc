@@ -76,9 +76,11 @@ Status Diagnose(const JobSnap& job, const std::vector<const NodeSnap*>& cands) {
     if (!cpu) return InvalidArgument("CPU count per task can never be satisfied in partition " + job.partition + " (" + what + ")");
     if (!mem) return InvalidArgument("memory request can never be satisfied in partition " + job.partition + " (" + what + ")");
     if (!gpu && gmem)
-      return InvalidArgument("GPU request (gres/gpu" + (model.empty() ? "" : ":" + model) + " with --gpu-mem=" +
-                             std::to_string(gmem) + "M) can never be satisfied in partition " + job.partition +
-                             ": no node has enough GPUs or MIG instances with that much memory (" + what + ")");
+      return InvalidArgument("GPU request (gres/gpu" + (model.empty() ? "" : ":" + model) +
+                             " with --gpu-mem=" + std::to_string(gmem) +
+                             "M) can never be satisfied in partition " + job.partition +
+                             ": no node has enough GPUs or MIG instances with that much memory (" +
+                             what + ")");
     if (!gpu)
       return InvalidArgument("GPU request (gres/gpu" + (model.empty() ? "" : ":" + model) +
                              ") can never be satisfied in partition " + job.partition + " (" + what + ")");

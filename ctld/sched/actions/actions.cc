@@ -35,7 +35,8 @@ class EnqueueAction : public Action {
 // (gpu_mem.h: only a reconfiguration can serve it).
 bool ProfileAbsent(Session& s, const JobInfo& j) {
   if (AsksGpuMem(*j.snap))
-    return GpuMemCandidates(s.state(), j.partition, JobGpuMem(*j.snap), JobGpuMemFilter(*j.snap)).empty();
+    return GpuMemCandidates(s.state(), j.partition, JobGpuMem(*j.snap), JobGpuMemFilter(*j.snap))
+        .empty();
   std::string model;
   for (const auto& g : j.snap->groups) {
     const std::string& m = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;

@@ -182,7 +182,8 @@ class MigPlanAction : public Action {
     const JobSnap& js = *j.snap;
     if (!Retryable(j.reason) || js.groups.size() != 1) return d;
     const GroupReq& g = js.groups[0];
-    std::string profile = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+    std::string profile =
+        g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
     // --gpu-mem with no model (gpu_mem.h): the smallest fitting profile of the nodes' GPUs.
     uint64_t by_need = profile.empty() && AsksGpuMem(js) ? JobGpuMem(js) : 0;
     if (!by_need && !IsMigProfileName(profile)) return d;
@@ -191,10 +192,11 @@ class MigPlanAction : public Action {
     // Per node: everything (one node), or the share placement gives each node of a gang.
     uint32_t tasks = nodes == 1 ? g.count : (g.count + nodes - 1) / nodes;
     if (g.tasks_per_node && nodes > 1) tasks = std::min(tasks, g.tasks_per_node);
-    int64_t cpus = nodes == 1 ? j.total.cpus
-                              : int64_t{std::max<uint32_t>(1, g.per_task.cpus)} * tasks + g.per_node.cpus;
-    int64_t mem = nodes == 1 ? j.total.mem
-                             : static_cast<int64_t>(g.per_task.mem_mib * tasks + g.per_node.mem_mib);
+    int64_t cpus = j.total.cpus, mem = j.total.mem;
+    if (nodes > 1) {
+      cpus = int64_t{std::max<uint32_t>(1, g.per_task.cpus)} * tasks + g.per_node.cpus;
+      mem = static_cast<int64_t>(g.per_task.mem_mib * tasks + g.per_node.mem_mib);
+    }
     for (uint32_t c = 0; c < cands.size() && d.nodes.size() < kNodesPerDemand; ++c) {
       ++checks_;
       const NodeRt& n = s.state().nodes()[cands[c]];
