@@ -224,6 +224,19 @@ bool IsMigProfileName(const std::string& name) {
   return false;
 }
 
+uint64_t MigProfileMemoryMiB(const std::string& name) {
+  // "3g.40gb" or "1g.10gb+me": the digits between "g." and "gb".
+  size_t g = name.find("g.");
+  size_t gb = name.find("gb", g == std::string::npos ? 0 : g + 2);
+  if (g == std::string::npos || gb == std::string::npos || gb == g + 2) return 0;
+  uint64_t v = 0;
+  for (size_t i = g + 2; i < gb; ++i) {
+    if (name[i] < '0' || name[i] > '9') return 0;
+    v = v * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  return v * 1024;
+}
+
 uint32_t MigEmptyCapacity(const MigModel& m, const MigProfile& p) {
   for (uint32_t k = p.max_instances; k > 0; --k)
     if (PlaceMigProfiles(m, {}, std::vector<std::string>(k, p.name)).ok()) return k;

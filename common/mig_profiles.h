@@ -59,6 +59,9 @@ const MigModel* FindMigModelFor(const std::string& model, uint64_t memory_mib);
 const MigProfile* FindMigProfile(const MigModel& m, const std::string& profile);
 // Whether `name` is a profile of some model ("3g.40gb": true; "h100", "": false).
 bool IsMigProfileName(const std::string& name);
+// The memory of a profile as its name states it, in MiB ("3g.40gb" and "1g.10gb+me": 40 and 10
+// GiB); 0 when the name has no "<N>g.<M>gb" form. Used for --gpu-mem (smallest fitting profile).
+uint64_t MigProfileMemoryMiB(const std::string& profile);
 
 // OK or InvalidArgument naming the first violated rule and the instance(s) involved.
 Status ValidateMigLayout(const MigModel& m, const std::vector<MigPlacement>& layout,

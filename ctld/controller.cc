@@ -132,7 +132,7 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   r.spec = std::move(spec);
   ApplyAssocDefaults(r, r.spec.time_limit_s != 0);  // issue 16: DefaultAccount, default QoS
   sched::JobSnap snap = SchedBridge::ToSnap(r);
-  if (AsksMigProfile(snap)) TESSERA_RETURN_IF_ERROR(CheckMigSatisfiable(*cfg_, nodes_, snap));
+  if (NeedsMigCheck(snap)) TESSERA_RETURN_IF_ERROR(CheckMigSatisfiable(*cfg_, nodes_, snap));
   else TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(snap, SchedBridge::EmptyCluster(*cfg_, topology_->snap)));
   // Submit limits count the user's active jobs; only build that view when a limit needs it.
   sched::ClusterSnapshot mine;

@@ -4,8 +4,12 @@
 // snapshots list it busy with its units not free) until noded answers MigConfigured. The answer
 // updates the node's GPU layout (OnGpuUpdate, agent_service.cc) and a new cycle starts the jobs
 // on the new instances. A refused or unanswered reconfiguration is logged, the GPU released and
-// not planned again for a minute.
+// not planned again for a minute. A gang's reconfigurations (one job, several nodes) are each
+// sent to their node; the job starts once every node has answered (the scheduler keeps it in
+// MigReconfiguring while any is in flight). When the live check refuses one of them, those of
+// the same cycle serving only the same job(s) are not sent either (all or nothing).
 #include <algorithm>
+#include <set>
 
 #include "ctld/controller.h"
 #include "ctld/log.h"
@@ -41,11 +45,24 @@ std::string LiveRefusal(const NodeRuntime* n, const sched::MigReconfig& r) {
 
 void Controller::ApplyMigReconfigs(const std::vector<sched::MigReconfig>& reconfigs) {
   int64_t now = clock_->Now();
-  for (const auto& r : reconfigs) {
+  // A gang's reconfigurations (several nodes, one job) go all or nothing: when the live state
+  // refuses one, the others made only for the jobs it serves are not applied either.
+  std::vector<std::string> why(reconfigs.size());
+  std::set<uint64_t> refused_jobs;
+  for (size_t i = 0; i < reconfigs.size(); ++i) {
+    why[i] = LiveRefusal(nodes_.Find(reconfigs[i].node), reconfigs[i]);
+    const auto& jobs = reconfigs[i].for_jobs;
+    if (!why[i].empty()) refused_jobs.insert(jobs.begin(), jobs.end());
+  }
+  for (size_t i = 0; i < reconfigs.size(); ++i) {
+    const auto& r = reconfigs[i];
     if (mig_in_flight_.Find(r.node, r.gpu_index)) continue;
-    std::string why = LiveRefusal(nodes_.Find(r.node), r);
-    if (!why.empty()) {
-      Log("dynamic MIG: not applied (" + why + "): " + Describe(r));
+    auto refused = [&](uint64_t j) { return refused_jobs.count(j) > 0; };
+    if (why[i].empty() && !r.for_jobs.empty() &&
+        std::all_of(r.for_jobs.begin(), r.for_jobs.end(), refused))
+      why[i] = "another node of the same job refused its reconfiguration";
+    if (!why[i].empty()) {
+      Log("dynamic MIG: not applied (" + why[i] + "): " + Describe(r));
       continue;
     }
     std::vector<NodeLink::MigPlacementReq> create;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/mig_profiles.h"
+#include "ctld/sched/gpu_mem.h"
 #include "ctld/sched/scheduler.h"
 #include "ctld/sched_bridge.h"
 #include "ctld/sched_bridge_mig.h"
@@ -27,9 +28,26 @@ void AddPossible(const MigModel* m, uint32_t gpu, const std::string& profile,
     out->push_back({gpu, profile, true, true, "MIG-possible"});
 }
 
+// Every profile (of any MIG model, media extensions left out) with at least `mem` MiB, smallest
+// memory first.
+std::vector<std::string> FittingProfiles(uint64_t mem) {
+  std::set<std::pair<uint64_t, std::string>> fit;
+  for (const auto& m : MigModels())
+    for (const auto& p : m.profiles)
+      if (!p.media_extensions && MigProfileMemoryMiB(p.name) >= mem)
+        fit.insert({MigProfileMemoryMiB(p.name), p.name});
+  std::vector<std::string> out;
+  for (const auto& f : fit) out.push_back(f.second);
+  return out;
+}
+
 }  // namespace
 
 bool AsksMigProfile(const sched::JobSnap& job) { return !AskedProfiles(job).empty(); }
+
+bool NeedsMigCheck(const sched::JobSnap& job) {
+  return AsksMigProfile(job) || sched::AsksGpuMem(job);
+}
 
 sched::ClusterSnapshot MigCapacityCluster(const ClusterConfig& cfg, NodeTable& nodes,
                                           const sched::JobSnap& job) {
@@ -57,8 +75,12 @@ Status CheckMigSatisfiable(const ClusterConfig& cfg, NodeTable& nodes, const sch
   if (job.groups.size() == 1) {  // MigStrategy=dynamic: a GPU may be re-laid for it
     const auto& g = job.groups[0];
     const std::string& p = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
-    if (sched::CheckSatisfiable(job, DynamicMigCluster(SchedBridge::EmptyCluster(cfg), cfg, nodes, p)).ok())
-      return Status::Ok();
+    bool by_need = p.empty() && sched::AsksGpuMem(job);
+    auto profiles = by_need ? FittingProfiles(sched::JobGpuMem(job)) : std::vector<std::string>{p};
+    for (const auto& profile : profiles) {
+      auto dyn = DynamicMigCluster(SchedBridge::EmptyCluster(cfg), cfg, nodes, profile);
+      if (sched::CheckSatisfiable(job, dyn).ok()) return Status::Ok();
+    }
   }
   for (const auto& p : AskedProfiles(job))
     if (st.message().find("gres/gpu:" + p + ")") != std::string::npos)

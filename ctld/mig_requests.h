@@ -16,6 +16,9 @@ namespace tessera::ctld {
 
 // True when a group of `job` asks for a MIG profile (a name of common/mig_profiles.h).
 bool AsksMigProfile(const sched::JobSnap& job);
+// AsksMigProfile, or GPUs by memory (--gpu-mem, which MIG instances may serve): submit checks
+// it with CheckMigSatisfiable rather than against the configured whole GPUs alone.
+bool NeedsMigCheck(const sched::JobSnap& job);
 
 // The configured cluster (SchedBridge::EmptyCluster) with, for the profiles `job` asks, the
 // MIG instances each node offers or may offer (current layouts, or the type's tables for nodes
@@ -25,7 +28,9 @@ sched::ClusterSnapshot MigCapacityCluster(const ClusterConfig& cfg, NodeTable& n
                                           const sched::JobSnap& job);
 
 // sched::CheckSatisfiable against MigCapacityCluster, then (one task group) against
-// DynamicMigCluster; its refusal names the profile.
+// DynamicMigCluster; its refusal names the profile. Also for --gpu-mem jobs (sched/gpu_mem.h):
+// the current layouts and whole GPUs, then, on dynamic nodes, every MIG profile with enough
+// memory (smallest first) that a GPU there could be re-laid to offer.
 Status CheckMigSatisfiable(const ClusterConfig& cfg, NodeTable& nodes, const sched::JobSnap& job);
 
 }  // namespace tessera::ctld

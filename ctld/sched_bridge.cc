@@ -6,12 +6,13 @@
 #include "ctld/gpu_shares.h"
 #include "ctld/nodes/gpu_use.h"
 #include "ctld/topology_live.h"
+#include "ctld/sched_bridge_mig.h"
 
 namespace tessera::ctld {
 namespace {
 
 sched::Req ToReq(const ResourceReq& r) {
-  return {r.cpus, r.mem_mib, r.gpus, r.gpu_model, r.mps, r.shards};
+  return {r.cpus, r.mem_mib, r.gpus, r.gpu_model, r.mps, r.shards, r.gpu_mem_mib, r.share_model};
 }
 
 std::vector<std::string> Expand(const std::string& expr) {
@@ -97,6 +98,7 @@ sched::ClusterSnapshot SchedBridge::EmptyCluster(const ClusterConfig& cfg,
   s.topology = std::move(topology);
   for (const auto& n : cfg.nodes) {
     s.nodes.push_back(NodeSnapFor(n));
+    FillGpuMemory(s.nodes.back(), cfg);
     auto g = cfg.gpus.find(n.name);
     if (g != cfg.gpus.end()) FillConfigSharePools(s.nodes.back(), g->second);
   }
@@ -124,6 +126,7 @@ sched::ClusterSnapshot SchedBridge::Snapshot(const ClusterConfig& cfg,
     ns.idle = rt->jobs.empty();
     if (!rt->gpus.empty()) {  // what the node reported wins over gres config
       ns.gpus = ReportedGpus(*rt, false);
+      FillGpuMemory(ns, cfg);
       FillSharePools(ns, *rt);
       continue;
     }
@@ -189,7 +192,7 @@ std::vector<sched::GpuSnap> SchedBridge::ReportedGpus(const NodeRuntime& rt, boo
     // Held whole (a job placed before the GPU entered MIG mode): none of its units is free.
     bool held = !all_free && std::count(rt.alloc_gpus.begin(), rt.alloc_gpus.end(), g.index) > 0;
     if (!g.mig_enabled) {
-      out.push_back({g.index, g.model, !held, g.healthy, ""});
+      out.push_back({g.index, g.model, !held, g.healthy, "", g.memory_mib});
       continue;
     }
     for (const auto& m : g.mig)

@@ -66,6 +66,12 @@ uint64_t ConfiguredGpuMemory(const ClusterConfig& cfg, const std::string& node, 
   return 0;
 }
 
+void FillGpuMemory(sched::NodeSnap& ns, const ClusterConfig& cfg) {
+  for (auto& g : ns.gpus)
+    if (g.mig_uuid.empty() && g.mem_mib == 0)
+      g.mem_mib = ConfiguredGpuMemory(cfg, ns.name, g.index);
+}
+
 sched::ClusterSnapshot DynamicMigCluster(sched::ClusterSnapshot empty, const ClusterConfig& cfg,
                                          NodeTable& nodes, const std::string& profile) {
   for (auto& ns : empty.nodes) {
@@ -84,7 +90,8 @@ sched::ClusterSnapshot DynamicMigCluster(sched::ClusterSnapshot empty, const Clu
       const MigModel* m = FindMigModelFor(model, idx < memory.size() ? memory[idx] : 0);
       const MigProfile* p = m ? FindMigProfile(*m, profile) : nullptr;
       uint32_t k = p ? MigEmptyCapacity(*m, *p) : 0;
-      for (uint32_t i = 0; i < k; ++i) ns.gpus.push_back({idx, profile, true, true});
+      for (uint32_t i = 0; i < k; ++i)
+        ns.gpus.push_back({idx, profile, true, true, "MIG-possible"});
       ++idx;
     }
   }

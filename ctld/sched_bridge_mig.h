@@ -55,9 +55,13 @@ void FillMigGpus(sched::ClusterSnapshot& s, const ClusterConfig& cfg, NodeTable&
 // picks the MIG tables (FindMigModelFor) of a GPU that has not reported yet.
 uint64_t ConfiguredGpuMemory(const ClusterConfig& cfg, const std::string& node, uint32_t index);
 
+// (gpusched, --gpu-mem) Sets GpuSnap::mem_mib of the whole GPUs of `ns` that have none (not
+// reported) from gres.conf MemoryMiB= (ConfiguredGpuMemory); 0 stays when neither says.
+void FillGpuMemory(sched::NodeSnap& ns, const ClusterConfig& cfg);
+
 // `empty` (SchedBridge::EmptyCluster) with, on dynamic nodes, `profile` units added for every
-// GPU (reported, else configured) whose MIG model has that profile. Unchanged when `profile` is
-// not a MIG profile or no node is dynamic.
+// GPU (reported, else configured) whose MIG model has that profile (as MIG instances, UUID
+// "MIG-possible"). Unchanged when `profile` is not a MIG profile or no node is dynamic.
 sched::ClusterSnapshot DynamicMigCluster(sched::ClusterSnapshot empty, const ClusterConfig& cfg,
                                          NodeTable& nodes, const std::string& profile);
 

@@ -131,18 +131,7 @@ Status ApplyMigVariant(const ClusterConfig& cfg, MigVariant v,
   return Status::Ok();
 }
 
-uint64_t ProfileMemMib(const std::string& name) {
-  // "3g.40gb" or "1g.10gb+me": digits between '.' and "gb".
-  size_t g = name.find("g.");
-  size_t gb = name.find("gb", g == std::string::npos ? 0 : g + 2);
-  if (g == std::string::npos || gb == std::string::npos || gb == g + 2) return 0;
-  uint64_t v = 0;
-  for (size_t i = g + 2; i < gb; ++i) {
-    if (name[i] < '0' || name[i] > '9') return 0;
-    v = v * 10 + uint64_t(name[i] - '0');
-  }
-  return v * 1024;
-}
+uint64_t ProfileMemMib(const std::string& name) { return MigProfileMemoryMiB(name); }
 
 uint64_t UsefulGpuMemMib(const TraceJob& t, uint64_t whole_gpu_mem_mib) {
   uint64_t per = t.gpu_mem_mib ? t.gpu_mem_mib : ProfileMemMib(t.gpu_model);

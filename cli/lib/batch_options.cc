@@ -445,12 +445,19 @@ Result<GresShares> ParseGresShares(const std::string& value) {
     auto parts = Split(item, ':');
     if (parts.empty() || (parts[0] != "mps" && parts[0] != "shard")) continue;
     bool mps = parts[0] == "mps";
-    // mps:N or shard:N (a type, mps:a100:N, is not supported: shares come from any GPU)
-    if (parts.size() != 2)
-      return InvalidArgument("expected " + parts[0] + ":count, not \"" + item + "\"");
-    auto n = ParseUint(parts[1], "count");
+    // mps:N or shard:N, or with a GPU type (mps:a100:50): only GPUs of that type share
+    if (parts.size() != 2 && parts.size() != 3)
+      return InvalidArgument("expected " + parts[0] + "[:type]:count, not \"" + item + "\"");
+    if (parts.size() == 3) {
+      if (parts[1].empty()) return InvalidArgument("empty GPU type in \"" + item + "\"");
+      if (!out.model.empty() && out.model != parts[1])
+        return InvalidArgument("shares of two GPU types (" + out.model + ", " + parts[1] +
+                               ") in one job: a job shares one GPU per node");
+      out.model = parts[1];
+    }
+    auto n = ParseUint(parts.back(), "count");
     if (!n.ok() || *n == 0 || *n > 1024)
-      return InvalidArgument(std::string("bad ") + parts[0] + " count \"" + parts[1] +
+      return InvalidArgument(std::string("bad ") + parts[0] + " count \"" + parts.back() +
                              "\": expected 1..1024");
     (mps ? out.mps : out.shards) = static_cast<uint32_t>(*n);
   }

@@ -30,6 +30,7 @@ struct GpuRequest {
 struct GresShares {
   uint32_t mps = 0;
   uint32_t shards = 0;
+  std::string model;  // mps:a100:50 / shard:a100:2: only GPUs of this type share ("" = any)
 };
 
 struct BatchOptions {

@@ -43,6 +43,7 @@ void FillPerNode(const BatchOptions& o, tessera::v1::TaskGroup& g) {
   if (o.gres_shares) {  // --gres=mps:N / shard:N: per node, from one GPU
     g.mutable_per_node()->set_mps(o.gres_shares->mps);
     g.mutable_per_node()->set_shards(o.gres_shares->shards);
+    if (!o.gres_shares->model.empty()) g.mutable_per_node()->set_share_model(o.gres_shares->model);
   }
   if (o.gpus_per_node) {
     g.mutable_per_node()->set_gpus(o.gpus_per_node->count);

@@ -57,8 +57,8 @@ Resources:
       --mem-per-cpu=SIZE      memory per allocated core
       --mem-per-gpu=SIZE      memory per allocated GPU (--mem, --mem-per-cpu and --mem-per-gpu
                               exclude each other; the one from the higher source wins)
-      --gres=gpu[:TYPE][:N]   GPUs per node; also mps:PERCENT (a share of one GPU's MPS
-                              server) or shard:N (time-sliced replicas of one GPU)
+      --gres=gpu[:TYPE][:N]   GPUs per node; also mps[:TYPE]:PERCENT (a share of one GPU's
+                              MPS server) or shard[:TYPE]:N (time-sliced replicas of one GPU)
       --gpus-per-node=[TYPE:]N  GPUs per node
       --gpus-per-task=[TYPE:]N  GPUs per task
   -G, --gpus=[TYPE:]N         GPUs for the whole job, divided evenly among the tasks
@@ -81,7 +81,8 @@ Files and environment:
       --export-file=FILE      more VAR=VALUE lines (newline or NUL separated) to export
       --wrap=COMMAND          run COMMAND with /bin/sh instead of a script (command line only)
 Tessera-only options (#TESSERA lines or the command line; never #SBATCH):
-      --gpu-mem=SIZE          only GPUs with at least SIZE of memory
+      --gpu-mem=SIZE          each GPU unit needs SIZE of memory: the smallest fitting MIG
+                              instance or whole GPU (with a GPU count)
       --task-group=NAME:COUNT[:KEY=VALUE,...]
                               one task group (repeat for more); keys: cpus, mem (per task),
                               gpus, gpu-model, tasks-per-node. Replaces the flat per-task

@@ -25,8 +25,13 @@ struct ResourceReq {
   SparseString gpu_model;  // "" = any whole GPU; a type ("a100") or a MIG profile ("3g.40gb")
   uint32_t mps = 0;        // --gres=mps:N (percent of one GPU's MPS)
   uint32_t shards = 0;     // --gres=shard:N (time-sliced replicas of one GPU)
+  // gpusched (issue 14): --gpu-mem per GPU unit when gpus > 0 (the smallest fitting MIG profile
+  // or whole GPU, ctld/sched/gpu_mem.h); the GPU type of mps/shards (--gres=mps:a100:50), "" = any.
+  uint64_t gpu_mem_mib = 0;
+  SparseString share_model;
 };
-BOOST_DESCRIBE_STRUCT(ResourceReq, (), (cpus, mem_mib, gpus, gpu_model, mps, shards))
+BOOST_DESCRIBE_STRUCT(ResourceReq, (),
+                      (cpus, mem_mib, gpus, gpu_model, mps, shards, gpu_mem_mib, share_model))
 
 struct TaskGroupSpec {
   SparseString name;

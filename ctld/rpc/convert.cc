@@ -8,7 +8,7 @@ namespace tessera::ctld::rpc {
 namespace {
 
 ResourceReq FromProto(const v1::Resources& r) {
-  return {r.cpus(), r.mem_mib(), r.gpus(), r.gpu_model(), r.mps(), r.shards()};
+  return {r.cpus(), r.mem_mib(), r.gpus(), r.gpu_model(), r.mps(), r.shards(), 0, r.share_model()};
 }
 
 void ToProto(const ResourceReq& r, v1::Resources* out) {
@@ -18,6 +18,7 @@ void ToProto(const ResourceReq& r, v1::Resources* out) {
   out->set_gpu_model(r.gpu_model);
   if (r.mps) out->set_mps(r.mps);
   if (r.shards) out->set_shards(r.shards);
+  if (!r.share_model.empty()) out->set_share_model(r.share_model);
 }
 
 void ToProto(const JobSpec& s, v1::JobSpec* p) {
@@ -38,6 +39,8 @@ void ToProto(const JobSpec& s, v1::JobSpec* p) {
     ToProto(g.per_task, tg->mutable_per_task());
     tg->set_tasks_per_node(g.tasks_per_node);
     ToProto(g.per_node, tg->mutable_per_node());
+    for (const auto* r : {&g.per_task, &g.per_node})
+      if (r->gpu_mem_mib) p->set_gpu_min_mem_mib(r->gpu_mem_mib);
   }
   p->set_gang_min(s.gang_min);
   p->set_nodes_min(s.nodes_min);
@@ -100,6 +103,9 @@ JobSpec FromProto(const v1::JobSpec& p) {
   s.account = p.account();
   for (const auto& g : p.task_groups())
     s.task_groups.push_back({g.name(), g.count(), FromProto(g.per_task()), g.tasks_per_node(), FromProto(g.per_node())});
+  for (auto& g : s.task_groups)  // --gpu-mem: per GPU unit of every GPU request (sched/gpu_mem.h)
+    for (ResourceReq* r : {&g.per_task, &g.per_node})
+      if (r->gpus) r->gpu_mem_mib = p.gpu_min_mem_mib();
   s.gang_min = p.gang_min();
   s.nodes_min = p.nodes_min();
   s.nodes_max = p.nodes_max();
@@ -124,6 +130,14 @@ JobSpec FromProto(const v1::JobSpec& p) {
 Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* warnings) {
   if (!p.reservation().empty())
     return InvalidArgument("Requested reservation is invalid: no reservation named " + p.reservation());
+  if (p.gpu_min_mem_mib() != 0) {  // by need (sched/gpu_mem.h): per GPU unit of a GPU count
+    bool gpus = false;
+    for (const auto& g : p.task_groups()) gpus = gpus || g.per_task().gpus() || g.per_node().gpus();
+    if (!gpus)
+      return InvalidArgument(
+          "--gpu-mem needs a GPU count (--gpus, --gpus-per-node, --gpus-per-task or "
+          "--gres=gpu:N): it is the memory each GPU or MIG instance must have");
+  }
   auto warn = [&](bool set, const char* opt, const char* what) {
     if (set) warnings->push_back(std::string(opt) + " is accepted but not acted on yet: " + what);
   };
@@ -132,7 +146,6 @@ Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* wa
   warn(p.signal_number() != 0, "--signal", "no signal is sent before the time limit");
   warn(p.open_mode() == "append", "--open-mode=append", "output files are truncated");
   warn(!p.stdin_pattern().empty(), "--input", "the batch script reads /dev/null");
-  warn(p.gpu_min_mem_mib() != 0, "--gpu-mem", "GPUs are not filtered by memory (nor sliced on demand) yet");
   warn(p.no_kill(), "--no-kill", "a job loses all its nodes when one fails");
   warn(p.mem_whole_node(), "--mem=0", "memory is allocated per the request, not the whole node");
   return Status::Ok();

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -99,6 +100,9 @@ class ClusterState {
   // Whether some node of partition `id` has units of `model` ("" : true). Memoized: node models
   // do not change within a cycle.
   bool PartitionHasModel(int id, const std::string& model) const;
+  // (gpusched) Memo of GpuMemCandidates (gpu_mem.h): (partition, MiB, filter) -> models.
+  using GpuMemMemoMap = std::map<std::tuple<int, uint64_t, std::string>, std::vector<std::string>>;
+  GpuMemMemoMap& GpuMemMemo() const { return gpu_mem_memo_; }
 
   // Mutations (used by Statement, which can undo them).
   void AddEvent(NodeRt& n, int64_t time, const Amount& delta);
@@ -118,6 +122,7 @@ class ClusterState {
   std::vector<Amount> part_free_;
   mutable std::map<std::pair<int, std::string>, bool> part_models_;
   std::unique_ptr<TopoState> topo_;
+  mutable GpuMemMemoMap gpu_mem_memo_;
 };
 
 }  // namespace tessera::sched

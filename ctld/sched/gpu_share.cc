@@ -24,6 +24,10 @@ bool WantsShare(const GroupReq& g) {
   return g.per_task.mps + g.per_node.mps + g.per_task.shards + g.per_node.shards > 0;
 }
 
+const std::string& ShareModel(const GroupReq& g) {
+  return g.per_node.share_model.empty() ? g.per_task.share_model : g.per_node.share_model;
+}
+
 ShareAmount ShareFor(const GroupReq& g, int64_t k) {
   auto n = static_cast<uint32_t>(k);
   return {g.per_task.mps * n + g.per_node.mps, g.per_task.shards * n + g.per_node.shards};
@@ -75,6 +79,17 @@ int PickSharePool(const NodeRt& n, const ShareAmount& a, const std::string& mode
   return best;
 }
 
+namespace {
+
+// Whether GPU `index` of `n` is a whole GPU of type `model`.
+bool OfModel(const NodeSnap& n, uint32_t index, const std::string& model) {
+  for (const auto& g : n.gpus)
+    if (g.index == index && g.mig_uuid.empty()) return g.model == model;
+  return false;
+}
+
+}  // namespace
+
 Status CheckShareRequest(const JobSnap& job, const std::vector<const NodeSnap*>& cands) {
   for (const auto& g : job.groups) {
     if (!WantsShare(g)) continue;
@@ -84,16 +99,21 @@ Status CheckShareRequest(const JobSnap& job, const std::vector<const NodeSnap*>&
     const char* kind = one.mps ? "gres/mps" : "gres/shard";
     if (g.per_task.gpus + g.per_node.gpus > 0)
       return InvalidArgument(std::string(kind) + " cannot be combined with whole GPUs (gres/gpu)");
+    const std::string& type = ShareModel(g);
     uint32_t most = 0;
     for (const NodeSnap* n : cands)
-      for (const auto& p : n->gpu_shares) most = std::max(most, one.mps ? p.mps_total : p.shards_total);
+      for (const auto& p : n->gpu_shares)
+        if (type.empty() || OfModel(*n, p.index, type))
+          most = std::max(most, one.mps ? p.mps_total : p.shards_total);
     uint32_t want = one.mps ? one.mps : one.shards;
+    if (!type.empty()) kind = one.mps ? "gres/mps:" : "gres/shard:";
+    std::string what = std::string(kind) + type;
     if (most == 0)
-      return InvalidArgument(std::string(kind) + " can never be satisfied in partition " +
-                             job.partition + ": no GPU there is configured for " +
+      return InvalidArgument(what + " can never be satisfied in partition " + job.partition +
+                             ": no " + (type.empty() ? "" : type + " ") + "GPU there is configured for " +
                              (one.mps ? "MPS (gres.conf Mps=yes)" : "shards (gres.conf Replicas=N)"));
     if (want > most)
-      return InvalidArgument(std::string(kind) + ":" + std::to_string(want) +
+      return InvalidArgument(what + ":" + std::to_string(want) +
                              " can never be satisfied in partition " + job.partition +
                              ": one GPU offers at most " + std::to_string(most) +
                              (one.mps ? " MPS percent" : " shards (gres.conf Replicas=)"));

@@ -10,7 +10,8 @@
 //    whole) and out of the timeline's GPU count until that job's end; the last share given back
 //    (a discarded statement) puts it back;
 //  - one GPU shares in one mode at a time: MPS or shards, never both;
-//  - when the job names a GPU type (mps:a100:50), only GPUs of that model serve it.
+//  - when the job names a GPU type (mps:a100:50, Req::share_model), only GPUs of that model
+//    serve it (ShareModel); submit refuses a type no GPU of the partition shares that way.
 // Placement picks GPUs already shared first (best fit), then whole free GPUs (lowest index), so
 // whole GPUs stay free for whole-GPU jobs. Shares are not on the timeline: a backfill
 // reservation of a share job is checked against the pools only at `now`; later start times look
@@ -45,6 +46,9 @@ struct ShareAmount {
 std::vector<GpuShareRt> BuildSharePools(const NodeSnap& ns);
 
 bool WantsShare(const GroupReq& g);
+// The GPU type `g`'s shares must come from (Req::share_model of per_node, else per_task; "" =
+// any GPU).
+const std::string& ShareModel(const GroupReq& g);
 // What `k` tasks of `g` on one node take from one GPU's pool.
 ShareAmount ShareFor(const GroupReq& g, int64_t k);
 

@@ -242,7 +242,7 @@ std::vector<MigReconfig> PlanMig(const std::vector<MigPlanNode>& nodes,
   std::set<std::tuple<std::string, uint32_t, std::vector<uint32_t>>> failed;
   for (const auto& d : demand) {
     if (d.count == 0) continue;
-    auto key = std::make_tuple(d.profile, d.count, d.nodes);
+    auto key = std::make_tuple(d.profile + "x" + std::to_string(d.node_count), d.count, d.nodes);
     if (failed.count(key)) continue;
     std::vector<std::pair<int, uint32_t>> order;
     auto consider = [&](uint32_t n) {
@@ -257,16 +257,21 @@ std::vector<MigReconfig> PlanMig(const std::vector<MigPlanNode>& nodes,
     }
     std::sort(order.begin(), order.end());
     order.erase(std::unique(order.begin(), order.end()), order.end());
-    bool served = false;
+    // Trials per node, kept only when node_count nodes are served (all or nothing for gangs).
+    std::vector<std::pair<uint32_t, std::vector<GpuPlan>>> served;
+    uint32_t want = std::max<uint32_t>(1, d.node_count);
     for (const auto& [r, n] : order) {
+      if (served.size() >= want) break;
       if (NodeRoom(plans[n], d.profile) < d.count) continue;
       std::vector<GpuPlan> trial = plans[n];
       if (!ServeOnNode(trial, d)) continue;
-      plans[n] = std::move(trial);
-      served = true;
-      break;
+      served.push_back({n, std::move(trial)});
     }
-    if (!served) failed.insert(key);
+    if (served.size() < want) {
+      failed.insert(key);
+      continue;
+    }
+    for (auto& [n, trial] : served) plans[n] = std::move(trial);
   }
   std::vector<MigReconfig> out;
   for (size_t n = 0; n < nodes.size(); ++n) {

@@ -9,8 +9,11 @@
 //  - Every layout produced is valid under ValidateMigLayout (common/mig_profiles.h): allowed
 //    starts, no shared memory slice, max counts, exclusive groups, compute budget.
 //  - Demand is served in the given (priority) order, each item wholly on ONE node (possibly on
-//    several GPUs of it) or not at all. Free instances of the asked profile that a GPU keeps
-//    count toward a demand item (claimed, so a later item cannot count them again).
+//    several GPUs of it) or not at all. A gang item (MigDemand::node_count > 1) gets `count`
+//    instances on EACH of node_count distinct nodes, all or nothing: when fewer nodes can hold
+//    their share, nothing is re-laid (nor claimed) for it. Free instances of the asked profile
+//    that a GPU keeps count toward a demand item (claimed, so a later item cannot count them
+//    again).
 //  - Deterministic: the same input gives the same output (no clock, no random, no hash order).
 //
 // Choice (how a GPU gets the instances of one demand item)
@@ -48,8 +51,9 @@ struct MigPlanNode {
 struct MigDemand {
   uint64_t job_id = 0;
   std::string profile;          // "2g.20gb"
-  uint32_t count = 1;           // instances, all on one node
+  uint32_t count = 1;           // instances, all on one node (per node for a gang)
   std::vector<uint32_t> nodes;  // allowed nodes (indices into the planner's node list); empty = any
+  uint32_t node_count = 1;      // gangs (issue 14): distinct nodes that each need `count`
 };
 
 struct MigPlanOptions {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ctld/sched/gpu_mem.h"
 #include "ctld/sched/gpu_share.h"
 #include "ctld/sched/statement.h"
 #include "ctld/sched/topology_place.h"
@@ -146,7 +147,7 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
     // Shares are not on the timeline: they are checked now (a reservation at `now` too, so a
     // share job that cannot start is reserved at a later event, not "now").
     if (share && start_ <= s_.now() && cap > 0)
-      cap = ShareCapacity(n, g, model, std::min(cap, left), SharedGpu(n));
+      cap = ShareCapacity(n, g, ShareModel(g), std::min(cap, left), SharedGpu(n));
     int64_t take = std::min({cap, spread, left});
     if (take <= 0) return;
     cands.push_back({n.index, take, 0, Contains(js.nodelist, n.snap->name), a});
@@ -215,7 +216,7 @@ uint32_t Placer::PlaceGroup(size_t gi) {
     if (share && js.exclusive) amt.gpus = 0;  // the node is the job's; only the shared GPU is named
     int pool = -1;
     if (now_ && share) {
-      pool = PickSharePool(n, ShareFor(g, k), GroupModel(g), SharedGpu(n));
+      pool = PickSharePool(n, ShareFor(g, k), ShareModel(g), SharedGpu(n));
       if (pool < 0) continue;
     }
     if (fresh) {
@@ -301,13 +302,17 @@ const std::string& ShapeKey(JobInfo& j) {
          std::to_string(g.per_node.cpus) + ',' + std::to_string(g.per_node.mem_mib) + ',' +
          std::to_string(g.per_node.gpus) + ',' + g.per_node.gpu_model + ',' +
          std::to_string(g.per_task.mps) + ',' + std::to_string(g.per_task.shards) + ',' +
-         std::to_string(g.per_node.mps) + ',' + std::to_string(g.per_node.shards);
+         std::to_string(g.per_node.mps) + ',' + std::to_string(g.per_node.shards) + ',' +
+         std::to_string(g.per_task.gpu_mem_mib) + ',' + std::to_string(g.per_node.gpu_mem_mib) +
+         ',' + g.per_task.share_model + ',' + g.per_node.share_model;
   for (const auto& n : js.nodelist) k += "|+" + n;
   for (const auto& n : js.exclude) k += "|-" + n;
   return k;
 }
 
-StartOutcome TryStartNow(Session& s, JobInfo& j, bool backfill) {
+namespace {
+
+StartOutcome StartNowAs(Session& s, JobInfo& j, bool backfill) {
   std::string why = s.Allocatable(j);
   if (!why.empty()) {
     j.reason = why;
@@ -340,8 +345,6 @@ StartOutcome TryStartNow(Session& s, JobInfo& j, bool backfill) {
   return StartOutcome::kStarted;
 }
 
-namespace {
-
 // Whether the job's partition has units of every GPU model the job names (a reservation for a
 // type or profile no node offers would scan every start time).
 bool ModelsOffered(Session& s, const JobInfo& j) {
@@ -362,7 +365,9 @@ void MarkReserved(Session& s, JobInfo& j, int64_t start, const std::vector<NodeP
   ++s.result().reservations;
 }
 
-bool TryReserve(Session& s, JobInfo& j) {
+namespace {
+
+bool ReserveAs(Session& s, JobInfo& j) {
   if (!ModelsOffered(s, j)) return false;
   if (TopologyApplies(s, j)) return ReserveWithTopology(s, j);
   const auto& nodes = s.state().PartitionNodes(j.partition);
@@ -401,6 +406,24 @@ bool TryReserve(Session& s, JobInfo& j) {
     if (gain && reserve_at(t)) return true;
   }
   return false;
+}
+
+}  // namespace
+
+// GPUs by need (--gpu-mem, gpu_mem.h): the job is tried as one concrete model after another.
+StartOutcome TryStartNow(Session& s, JobInfo& j, bool backfill) {
+  if (!AsksGpuMem(*j.snap)) return StartNowAs(s, j, backfill);
+  StartOutcome out = StartOutcome::kNoResources;
+  ForEachGpuMemVariant(s, j, [&](JobInfo& v) {
+    out = StartNowAs(s, v, backfill);
+    return out != StartOutcome::kNoResources;
+  });
+  return out;
+}
+
+bool TryReserve(Session& s, JobInfo& j) {
+  if (!AsksGpuMem(*j.snap)) return ReserveAs(s, j);
+  return ForEachGpuMemVariant(s, j, [&](JobInfo& v) { return ReserveAs(s, v); });
 }
 
 // --- issue 16 §4 (preempt helper) ---

@@ -1,7 +1,7 @@
 #include "ctld/sched/scheduler.h"
 
 #include "ctld/sched/assoc.h"
-
+#include "ctld/sched/gpu_mem.h"
 #include "ctld/sched/gpu_share.h"
 
 #include <algorithm>
@@ -63,16 +63,25 @@ Status Diagnose(const JobSnap& job, const std::vector<const NodeSnap*>& cands) {
   for (const auto& g : job.groups) {
     bool cpu = false, mem = false, gpu = false;
     std::string model = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
+    uint64_t gmem = std::max(g.per_task.gpu_mem_mib, g.per_node.gpu_mem_mib);
     for (const NodeSnap* n : cands) {
       cpu |= n->cpus_total >= std::max<uint32_t>(1, g.per_task.cpus) + g.per_node.cpus;
       mem |= n->mem_total >= g.per_task.mem_mib + g.per_node.mem_mib;
       uint32_t have = 0;
-      for (const auto& gp : n->gpus) have += GpuUnitMatches(model, gp.model, !gp.mig_uuid.empty());
+      for (const auto& gp : n->gpus)
+        have += gmem ? GpuUnitMemMib(gp) >= gmem && (model.empty() || gp.model == model)
+                     : GpuUnitMatches(model, gp.model, !gp.mig_uuid.empty());
       gpu |= have >= g.per_task.gpus + g.per_node.gpus;
     }
     std::string what = "task group " + (g.name.empty() ? std::string("main") : g.name);
     if (!cpu) return InvalidArgument("CPU count per task can never be satisfied in partition " + job.partition + " (" + what + ")");
     if (!mem) return InvalidArgument("memory request can never be satisfied in partition " + job.partition + " (" + what + ")");
+    if (!gpu && gmem)
+      return InvalidArgument("GPU request (gres/gpu" + (model.empty() ? "" : ":" + model) +
+                             " with --gpu-mem=" + std::to_string(gmem) +
+                             "M) can never be satisfied in partition " + job.partition +
+                             ": no node has enough GPUs or MIG instances with that much memory (" +
+                             what + ")");
     if (!gpu)
       return InvalidArgument("GPU request (gres/gpu" + (model.empty() ? "" : ":" + model) +
                              ") can never be satisfied in partition " + job.partition + " (" + what + ")");

@@ -34,6 +34,9 @@ struct GpuSnap {
   bool free = true;
   bool healthy = true;
   std::string mig_uuid;  // non-empty: a MIG instance of GPU `index`
+  // (gpusched, --gpu-mem) a whole GPU's memory in MiB (0 = unknown: never serves a memory
+  // request); a MIG instance's memory is its profile's (gpu_mem.h), this field is not read.
+  uint64_t mem_mib = 0;
 };
 
 // A MIG-capable GPU as the dynamic MIG planner sees it (NodeSnap::mig_gpus). The builder lists
@@ -96,6 +99,12 @@ struct Req {
   std::string gpu_model;  // "" = any whole GPU; a type ("a100") or a MIG profile ("3g.40gb")
   uint32_t mps = 0;       // --gres=mps:N: percent of one GPU's MPS server (0 = none)
   uint32_t shards = 0;    // --gres=shard:N: time-sliced replicas of one GPU (0 = none)
+  // --- gpusched (issue 14) ---
+  // --gpu-mem: with gpus > 0, each unit needs at least this memory; served by the smallest
+  // fitting MIG profile or whole GPU of the partition (gpu_mem.h). 0 = not asked.
+  uint64_t gpu_mem_mib = 0;
+  // mps/shards from GPUs of this type only (--gres=mps:a100:50); "" = any GPU (gpu_share.h).
+  std::string share_model;
 };
 
 struct GroupReq {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/mig_profiles.h"
+#include "ctld/sched/gpu_mem.h"
 #include "ctld/sched/placement.h"
 #include "ctld/sched/registry.h"
 #include "ctld/sched/session.h"
@@ -30,8 +31,12 @@ class EnqueueAction : public Action {
 // A job asking a MIG profile that no node of its partition offers now can only start after a
 // reconfiguration (the migplan action plans it and holds the GPU): it can neither start nor be
 // reserved now, so allocate and backfill pass over it without scanning nodes (reason
-// Resources) and it blocks nobody.
+// Resources) and it blocks nobody. So does a --gpu-mem job that no unit of its partition fits
+// (gpu_mem.h: only a reconfiguration can serve it).
 bool ProfileAbsent(Session& s, const JobInfo& j) {
+  if (AsksGpuMem(*j.snap))
+    return GpuMemCandidates(s.state(), j.partition, JobGpuMem(*j.snap), JobGpuMemFilter(*j.snap))
+        .empty();
   std::string model;
   for (const auto& g : j.snap->groups) {
     const std::string& m = g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;

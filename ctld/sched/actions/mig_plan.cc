@@ -9,18 +9,27 @@
 //    reserved_nodes = the node; backfill leaves them alone; a later cycle starts them on the new
 //    instances once the node has answered.
 // Demand: eligible jobs not started, with reason Resources/Priority (they did not fit), asking a
-// MIG profile (a gpu_model that is a profile of some MIG model), on one node (nodes_min <= 1, one
-// task group), in job order, at most mig_plan_depth of them. Candidate nodes: usable, in the
-// job's partition, passing the session's predicates, with the job's CPUs and memory free over
-// its time limit; the first 64 such in node order (bounded, as sched_score_window), and at most
-// 4 x 64 x mig_plan_depth node checks per cycle in all. Gangs of MIG slices across nodes are not
-// re-laid dynamically (they use the instances that exist). GPUs are not switched into MIG mode
-// (noded cannot do it without a GPU reset): allow_enable_mig is off here.
+// MIG profile (a gpu_model that is a profile of some MIG model) or GPUs by need (--gpu-mem with
+// no model: the smallest profile with enough memory among the MIG models of the dynamic GPUs of
+// its candidate nodes, gpu_mem.h), with one task group, in job
+// order, at most mig_plan_depth of them. A job on one node (nodes_min <= 1) asks all its
+// instances on one node; a gang (nodes_min = N > 1) asks its per-node share (per_node GPUs +
+// per_task GPUs x ceil(tasks / N), as placement spreads it) on each of N distinct nodes, all or
+// nothing (MigDemand::node_count): either every node of the gang gets a layout holding its
+// share, or nothing is re-laid for it. Candidate nodes: usable, in the job's partition, passing
+// the session's predicates, with the job's CPUs and memory (a gang: its per-node share) free
+// over its time limit; the first 64 such in node order (bounded, as sched_score_window), and at
+// most 4 x 64 x mig_plan_depth node checks per cycle in all. A gang served waits with
+// reserved_nodes = the nodes re-laid for it (a node whose existing free instances the planner
+// counted for the gang is not re-laid and not held: if another job takes them meanwhile, the gang
+// is planned again next cycle). GPUs are not switched into MIG mode (noded cannot do it without
+// a GPU reset): allow_enable_mig is off here.
 #include <algorithm>
 #include <map>
 #include <set>
 
 #include "common/mig_profiles.h"
+#include "ctld/sched/gpu_mem.h"
 #include "ctld/sched/mig_planner.h"
 #include "ctld/sched/registry.h"
 #include "ctld/sched/session.h"
@@ -99,7 +108,7 @@ class MigPlanAction : public Action {
         if (g.reconfig_until == 0 && g.reconfig_for.empty()) continue;
         int64_t until = std::max(g.reconfig_until, s.now() + 1);
         HoldGpu(st, n, g.index, until, false);
-        for (uint64_t id : g.reconfig_for) in_flight_[id] = {until, n.snap->name};
+        for (uint64_t id : g.reconfig_for) AddWait(in_flight_[id], until, n.snap->name);
       }
       if (n.usable && AnyDynamic(*n.snap)) cands.push_back(n.index);
     }
@@ -109,7 +118,7 @@ class MigPlanAction : public Action {
     for (JobInfo* j : s.OrderedEligible()) {
       auto f = in_flight_.find(j->snap->id);
       if (f != in_flight_.end()) {
-        Wait(s, *j, f->second.first, f->second.second);
+        Wait(s, *j, f->second);
         continue;
       }
       if (cands.empty() || demand.size() >= depth_ || checks_ >= CheckBudget()) continue;
@@ -132,13 +141,15 @@ class MigPlanAction : public Action {
       }
     auto plan = PlanMig(view, demand, {.allow_enable_mig = false});
     int64_t until = s.now() + std::max<int64_t>(1, reconfig_seconds_);
+    std::map<uint64_t, WaitInfo> served;
     for (auto& r : plan) {
       NodeRt* n = st.FindNode(r.node);
       if (n) HoldGpu(st, *n, r.gpu_index, until, true);
       for (uint64_t id : r.for_jobs)
-        if (by_id.count(id)) Wait(s, *by_id[id], until, r.node);
+        if (by_id.count(id)) AddWait(served[id], until, r.node);
       s.result().mig_reconfigs.push_back(std::move(r));
     }
+    for (auto& [id, w] : served) Wait(s, *by_id[id], w);
   }
 
  private:
@@ -146,11 +157,20 @@ class MigPlanAction : public Action {
     return reason.empty() || reason == "Priority" || reason == "Resources";
   }
 
-  static void Wait(Session& s, JobInfo& j, int64_t until, const std::string& node) {
+  // When a job's reconfigurations end and the nodes they touch (several for a gang).
+  struct WaitInfo {
+    int64_t until = 0;
+    std::vector<std::string> nodes;
+  };
+  static void AddWait(WaitInfo& w, int64_t until, const std::string& node) {
+    w.until = std::max(w.until, until);
+    if (std::find(w.nodes.begin(), w.nodes.end(), node) == w.nodes.end()) w.nodes.push_back(node);
+  }
+  static void Wait(Session& s, JobInfo& j, const WaitInfo& w) {
     j.reason = "MigReconfiguring";
     Decision& d = s.decision(j);
-    d.expected_start = until;
-    d.reserved_nodes = {node};
+    d.expected_start = w.until;
+    d.reserved_nodes = w.nodes;
   }
 
   // The job as planner demand (count 0: not one), its nodes as positions in `cands`: the first
@@ -160,11 +180,23 @@ class MigPlanAction : public Action {
     MigDemand d;
     d.count = 0;
     const JobSnap& js = *j.snap;
-    if (!Retryable(j.reason) || js.groups.size() != 1 || js.nodes_min > 1) return d;
+    if (!Retryable(j.reason) || js.groups.size() != 1) return d;
     const GroupReq& g = js.groups[0];
-    const std::string& profile =
+    std::string profile =
         g.per_task.gpu_model.empty() ? g.per_node.gpu_model : g.per_task.gpu_model;
-    if (!IsMigProfileName(profile)) return d;
+    // --gpu-mem with no model (gpu_mem.h): the smallest fitting profile of the nodes' GPUs.
+    uint64_t by_need = profile.empty() && AsksGpuMem(js) ? JobGpuMem(js) : 0;
+    if (!by_need && !IsMigProfileName(profile)) return d;
+    uint32_t nodes = std::max<uint32_t>(1, js.nodes_min);
+    if (js.nodes_max && js.nodes_max < nodes) return d;
+    // Per node: everything (one node), or the share placement gives each node of a gang.
+    uint32_t tasks = nodes == 1 ? g.count : (g.count + nodes - 1) / nodes;
+    if (g.tasks_per_node && nodes > 1) tasks = std::min(tasks, g.tasks_per_node);
+    int64_t cpus = j.total.cpus, mem = j.total.mem;
+    if (nodes > 1) {
+      cpus = int64_t{std::max<uint32_t>(1, g.per_task.cpus)} * tasks + g.per_node.cpus;
+      mem = static_cast<int64_t>(g.per_task.mem_mib * tasks + g.per_node.mem_mib);
+    }
     for (uint32_t c = 0; c < cands.size() && d.nodes.size() < kNodesPerDemand; ++c) {
       ++checks_;
       const NodeRt& n = s.state().nodes()[cands[c]];
@@ -173,14 +205,37 @@ class MigPlanAction : public Action {
           !s.NodeOk(j, n))
         continue;
       Amount a = ClusterState::MinAvail(n, s.now(), s.now() + j.time_limit);
-      if (a.cpus < j.total.cpus || a.mem < j.total.mem) continue;
+      if (a.cpus < cpus || a.mem < mem) continue;
       d.nodes.push_back(c);
     }
-    if (d.nodes.empty()) return d;
+    if (d.nodes.size() < nodes) return d;
+    if (by_need && (profile = ByNeedProfile(s, cands, d.nodes, by_need)).empty()) {
+      d.nodes.clear();
+      return d;
+    }
     d.job_id = js.id;
     d.profile = profile;
-    d.count = g.per_task.gpus * g.count + g.per_node.gpus;
+    d.node_count = nodes;
+    d.count = nodes == 1 ? g.per_task.gpus * g.count + g.per_node.gpus
+                         : g.per_task.gpus * tasks + g.per_node.gpus;
     return d;
+  }
+
+  // The smallest profile (by memory) with at least `mem` MiB among the MIG models of the dynamic
+  // GPUs of `nodes` (positions in `cands`); "" when none has one.
+  static std::string ByNeedProfile(Session& s, const std::vector<uint32_t>& cands,
+                                   const std::vector<uint32_t>& nodes, uint64_t mem) {
+    std::string best;
+    std::set<std::string> seen;
+    for (uint32_t c : nodes)
+      for (const auto& g : s.state().nodes()[cands[c]].snap->mig_gpus) {
+        if (!g.dynamic || !seen.insert(g.mig_model).second) continue;
+        std::string p = SmallestMigProfileFor(g.mig_model, mem);
+        if (!p.empty() && (best.empty() || MigProfileMemoryMiB(p) < MigProfileMemoryMiB(best) ||
+                           (MigProfileMemoryMiB(p) == MigProfileMemoryMiB(best) && p < best)))
+          best = p;
+      }
+    return best;
   }
 
   static constexpr size_t kNodesPerDemand = 64;
@@ -190,7 +245,7 @@ class MigPlanAction : public Action {
   uint64_t checks_ = 0;
   int64_t reconfig_seconds_;
   uint32_t depth_;
-  std::map<uint64_t, std::pair<int64_t, std::string>> in_flight_;  // job -> (until, node)
+  std::map<uint64_t, WaitInfo> in_flight_;  // job -> reconfigurations sent for it
 };
 
 }  // namespace

@@ -33,8 +33,8 @@ TEST_CASE("gres values mps:N and shard:N parse into per-node shares") {
   CHECK_FALSE(g->has_value());  // no whole GPUs
   CHECK(ParseGresShares("gpu:2")->mps == 0);
   CHECK(ParseGresShares("mps:0").status().message() == "bad mps count \"0\": expected 1..1024");
-  CHECK(ParseGresShares("mps:a100:50").status().message() ==
-        "expected mps:count, not \"mps:a100:50\"");
+  CHECK(ParseGresShares("mps:a100:1:50").status().message() ==
+        "expected mps[:type]:count, not \"mps:a100:1:50\"");
   CHECK(ParseGresShares("mps:50,shard:1").status().message() ==
         "mps and shard cannot be combined in one job");
   CHECK(ParseGres("license:2").status().message() ==
@@ -60,6 +60,30 @@ TEST_CASE("tbatch --gres=mps:50 and #SBATCH --gres=shard:3 reach the job's resou
   CHECK(e->task_groups(0).per_node().mps() == 10);
   auto bad = ShareSpec("#!/bin/sh\n", {"--gres=shard:x"});
   CHECK_FALSE(bad.ok());
+}
+
+TEST_CASE("typed shares: mps:a100:50 and shard:h100:2 name the GPU type that shares") {
+  auto m = ParseGresShares("mps:a100:50");
+  REQUIRE(m.ok());
+  CHECK(m->mps == 50);
+  CHECK(m->model == "a100");
+  auto s = ParseGresShares("gres/shard:h100:2");
+  REQUIRE(s.ok());
+  CHECK(s->shards == 2);
+  CHECK(s->model == "h100");
+  CHECK(ParseGresShares("mps:50")->model.empty());
+  auto g = ParseGres("mps:a100:50");
+  REQUIRE(g.ok());
+  CHECK_FALSE(g->has_value());  // no whole GPUs
+  CHECK(ParseGresShares("mps::50").status().message() == "empty GPU type in \"mps::50\"");
+  CHECK(ParseGresShares("mps:a100:50,mps:h100:10").status().message() ==
+        "shares of two GPU types (a100, h100) in one job: a job shares one GPU per node");
+  auto spec = ShareSpec("#!/bin/sh\n#SBATCH --gres=mps:a100:50\n", {});
+  REQUIRE(spec.ok());
+  CHECK(spec->task_groups(0).per_node().mps() == 50);
+  CHECK(spec->task_groups(0).per_node().share_model() == "a100");
+  CHECK(spec->task_groups(0).per_node().gpus() == 0);
+  CHECK(spec->task_groups(0).per_node().gpu_model().empty());
 }
 
 #include "cli/lib/gpu_view.h"

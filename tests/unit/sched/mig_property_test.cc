@@ -239,6 +239,39 @@ std::string CheckFirstServed(const std::map<std::string, RefModel>& ref, const W
   return "";
 }
 
+// The first demand item as a gang (issue 14: node_count > 1): it is served on enough nodes
+// whenever enough nodes could each hold its share, and a plan that re-lays any GPU for it
+// provides its share on at least node_count nodes (all or nothing).
+std::string CheckGangFirst(const std::map<std::string, RefModel>& ref, const World& w,
+                           const std::vector<MigReconfig>& plan) {
+  const MigDemand& d = w.demand[0];
+  uint32_t can = 0, got = 0;
+  for (const auto& node : w.nodes) {
+    uint32_t possible = 0, provided = 0;
+    for (const auto& g : node.gpus) {
+      const RefModel& m = ref.at(g.mig_model);
+      const MigReconfig* r = nullptr;
+      for (const auto& x : plan) r = (x.node == node.name && x.gpu_index == g.index) ? &x : r;
+      for (const auto& i : g.instances) {
+        bool gone = r && std::find(r->destroy.begin(), r->destroy.end(), i.uuid) != r->destroy.end();
+        if (i.free && i.profile == d.profile && !gone) ++provided;
+        if (i.free && i.profile == d.profile && !Candidate(g)) ++possible;
+      }
+      if (r)
+        for (const auto& c : r->create) provided += c.first == d.profile;
+      if (Candidate(g) && g.mig_enabled) possible += EmptyCapacity(m, *m.Find(d.profile));
+    }
+    can += possible >= d.count;
+    got += provided >= d.count;
+  }
+  bool named = false;
+  for (const auto& r : plan)
+    named = named || std::count(r.for_jobs.begin(), r.for_jobs.end(), d.job_id) > 0;
+  if (named && got < d.node_count) return "gang re-laid on some nodes but its share is on too few";
+  if (can >= d.node_count && got < d.node_count) return "gang could be served but was not";
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("MIG planner property: layouts valid by shared/data/mig, busy never touched, demand served") {
@@ -268,4 +301,26 @@ TEST_CASE("MIG planner property: layouts valid by shared/data/mig, busy never to
   // The random worlds exercise the planner (not a vacuous pass).
   CHECK(reconfigs > 500);
   CHECK(served_first > 300);
+}
+
+TEST_CASE("MIG planner property: a gang first in demand is served on enough nodes or not at all") {
+  auto ref = LoadReference();
+  uint32_t gangs_served = 0, gangs_refused = 0;
+  for (const std::string model : {"A100-SXM4-40GB", "A100-80GB", "H100-80GB", "A30-24GB"}) {
+    for (uint32_t seed = 1; seed <= 300; ++seed) {
+      World w = RandomWorld(ref, model, seed * 104729u);
+      w.demand[0].nodes.clear();
+      w.demand[0].node_count = 2 + seed % 2;
+      auto plan = PlanMig(w.nodes, w.demand, {.allow_enable_mig = false});
+      INFO(model << " seed " << seed * 104729u);
+      CHECK(CheckPlan(ref, w, plan) == "");
+      CHECK(CheckGangFirst(ref, w, plan) == "");
+      bool named = false;
+      for (const auto& r : plan)
+        named = named || std::count(r.for_jobs.begin(), r.for_jobs.end(), w.demand[0].job_id) > 0;
+      (named ? gangs_served : gangs_refused) += 1;
+    }
+  }
+  CHECK(gangs_served > 100);
+  CHECK(gangs_refused > 100);
 }

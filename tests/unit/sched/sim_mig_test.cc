@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/mig_profiles.h"
+#include "sim/engine.h"
 #include "sim/mig.h"
 
 using namespace tessera;
@@ -124,4 +125,42 @@ TEST_CASE("sim MIG: dynamic variant; a reconfiguration takes the GPU out, then l
   sim::MigLive::Finish(n, again);
   CHECK(Count(n, "7g.80gb") == 1);
   CHECK(n.gpus.size() == 1);
+}
+
+TEST_CASE("sim MIG: a 2-node gang asking a profile no layout offers is re-laid on both and runs") {
+  // gpusched (issue 14): two nodes with one dynamic A100 80GB each (MIG mode, no instances yet);
+  // the trace's one job asks 2 x 3g.40gb per node on 2 nodes.
+  ClusterConfig cfg;
+  for (const char* name : {"n1", "n2"}) {
+    NodeConfig n;
+    n.name = name;
+    n.gres_gpus = {{"a100-80gb", 1}};
+    cfg.nodes.push_back(n);
+  }
+  sched::ClusterSnapshot c;
+  for (const char* name : {"n1", "n2"}) {
+    sched::NodeSnap n;
+    n.name = name;
+    n.cpus_total = n.cpus_free = 4;
+    n.mem_total = n.mem_free = 4000;
+    n.partitions = {"p"};
+    n.gpus = {{0, "a100-80gb", true, true, ""}};
+    c.nodes.push_back(n);
+  }
+  c.partitions = {{"p", true, 0, -1, -1, 1}};
+  REQUIRE(sim::ApplyMigVariant(cfg, sim::MigVariant::kDynamic, {}, c.nodes).ok());
+  sim::TraceJob t;
+  t.id = 1;
+  t.runtime = t.req_time = 100;
+  t.gpus = 4;
+  t.cpus = 2;
+  t.nodes = 2;
+  t.gpu_model = "3g.40gb";
+  t.user = "u";
+  sched::SchedConfig sc;
+  auto run = sim::Simulate(c, "p", sc, {t}, "dynamic");
+  REQUIRE(run.error.empty());
+  CHECK(run.mig_reconfigs == 2);
+  REQUIRE(run.jobs.size() == 1);
+  CHECK(run.jobs[0].start == sc.mig_reconfig_seconds);
 }
