@@ -96,7 +96,7 @@ TEST_CASE("requests no node could ever satisfy are named at submit") {
   st = CheckSatisfiable(Job(3, 2, 1, 2), s);  // partition MaxNodes=1
   REQUIRE_FALSE(st.ok());
   CHECK(st.message().find("at most 1") != std::string::npos);
-  CHECK(CheckSatisfiable(Job(4, 2, 4), s.partitions[0].max_nodes ? ClusterSnapshot{0, s.nodes, {{"p", true, 0}}, {}, {}, {}} : s).ok());
+  CHECK(CheckSatisfiable(Job(4, 2, 4), s.partitions[0].max_nodes ? ClusterSnapshot{0, nullptr, s.nodes, {{"p", true, 0}}, {}, {}, {}} : s).ok());
   JobSnap bad_part = Job(5, 1, 1);
   bad_part.partition = "nope";
   CHECK(CheckSatisfiable(bad_part, s).message().find("invalid partition") != std::string::npos);
