@@ -26,7 +26,8 @@ const char* Kind(bool mps) { return mps ? "mps" : "shard"; }
 // /dev/nvidia[0-1] -> {0, 1}. Other device names are refused.
 Status ParseFiles(const ConfigLine& l, const std::string& value, std::vector<uint32_t>* out) {
   auto files = ExpandHostlist(value);
-  if (!files.ok()) return InvalidArgument(l.Where() + ": File=" + value + ": " + files.status().message());
+  if (!files.ok())
+    return InvalidArgument(l.Where() + ": File=" + value + ": " + files.status().message());
   for (const auto& f : *files) {
     const std::string prefix = "/dev/nvidia";
     std::string num = f.size() > prefix.size() ? f.substr(prefix.size()) : "";
@@ -100,8 +101,8 @@ Status ApplyToNode(const ShareLine& s, const std::string& node, size_t ngpus,
       return InvalidArgument(where + ": GPU " + std::to_string(g) + " of node " + node +
                              " already has a Name=" + Kind(s.mps) + " count");
     if (!s.mps && share[k] > kMaxShardsPerGpu)
-      return InvalidArgument(where + ": Name=shard Count=" + std::to_string(s.count) + " gives GPU " +
-                             std::to_string(g) + " of node " + node + " " +
+      return InvalidArgument(where + ": Name=shard Count=" + std::to_string(s.count) +
+                             " gives GPU " + std::to_string(g) + " of node " + node + " " +
                              std::to_string(share[k]) + " shards; at most " +
                              std::to_string(kMaxShardsPerGpu) + " per GPU");
     counts[g] = share[k];

@@ -78,12 +78,13 @@ Status Controller::CompleteStep(uint64_t job_id, uint32_t step_id, const Caller&
   return Status::Ok();
 }
 
-Result<std::vector<StepGpus>> Controller::PickGpusForStep(const JobRecord& j, const StepRequest& req,
-                                                          const std::vector<StepPlacement>& layout) {
+Result<std::vector<StepGpus>> Controller::PickGpusForStep(
+    const JobRecord& j, const StepRequest& req, const std::vector<StepPlacement>& layout) {
   StepGpuRequest want{req.gpus_per_node, req.gpus, req.gpus_per_task, req.gpu_type};
   if (!want.Any()) return std::vector<StepGpus>{};
   HeldStepGpus held;  // by the job's running steps (a step ended with its job is gone too)
-  for (auto it = step_gpus_.lower_bound({j.job_id, 0}); it != step_gpus_.end() && it->first.first == j.job_id;) {
+  for (auto it = step_gpus_.lower_bound({j.job_id, 0});
+       it != step_gpus_.end() && it->first.first == j.job_id;) {
     if (!steps_.count(it->first)) {
       it = step_gpus_.erase(it);
       continue;

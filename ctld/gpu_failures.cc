@@ -69,8 +69,10 @@ std::vector<GpuState> RegisteredGpuFailures(const std::vector<GpuState>& before,
 uint32_t XidOfReason(const std::string& reason) {
   if (reason.rfind("XID ", 0) != 0) return 0;
   uint64_t xid = 0;
-  for (size_t i = 4; i < reason.size() && i < 14 && std::isdigit(static_cast<unsigned char>(reason[i])); ++i)
+  for (size_t i = 4; i < reason.size() && i < 14; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(reason[i]))) break;
     xid = xid * 10 + static_cast<uint64_t>(reason[i] - '0');
+  }
   return static_cast<uint32_t>(xid);
 }
 

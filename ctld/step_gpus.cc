@@ -58,8 +58,8 @@ Result<std::vector<StepGpus>> PickStepGpus(const JobRecord& job,
     if (want > mine.size())
       return InvalidArgument("step asks " + Spec(req, want) + " on node " + node + " but job " +
                              std::to_string(job.job_id) + " has " +
-                             std::to_string(mine.size()) + (req.type.empty() ? "" : " " + req.type) +
-                             " there");
+                             std::to_string(mine.size()) +
+                             (req.type.empty() ? "" : " " + req.type) + " there");
     if (want > avail.size() && !busy) busy = true, busy_node = node;
     StepGpus pick;
     for (uint32_t g : avail.gpus)

@@ -291,10 +291,7 @@ TEST_CASE("trun needs a job and a command, and names bad options", "[trun]") {
   CHECK(u.cmd.out.find("Usage: trun") != std::string::npos);
 }
 
-}  // namespace
-}  // namespace tessera::cli
-
-TEST_CASE("trun --gres=gpu / --gpus* ask the step's GPUs; busy GPUs are waited for", "[trun]") {
+TEST_CASE("trun --gres=gpu / --gpus* ask the step's GPUs, busy GPUs are waited for", "[trun]") {
   TrunRun t;
   t.nodes["it1"]->script = {Exit(0, 0), Exit(1, 0)};
   t.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
@@ -342,3 +339,6 @@ TEST_CASE("trun --gres=gpu / --gpus* ask the step's GPUs; busy GPUs are waited f
   CHECK(big.cmd.err.find("cannot create a step in job 42: step asks 3 GPUs on node it1 but job 42 "
                          "has 2 there") != std::string::npos);
 }
+
+}  // namespace
+}  // namespace tessera::cli
