@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/duration.h"
+#include "common/gres_shares.h"
 #include "common/hostlist.h"
 
 namespace tessera {
@@ -466,7 +467,7 @@ Status GresLine(const ConfigLine& l, ClusterConfig* c) {
   }
   // A global line such as `AutoDetect=nvml` declares no GRES of its own; noded reads it.
   if (name.empty() && nodes.empty() && l.Find("autodetect")) return Status::Ok();
-  if (name != "gpu") return InvalidArgument(l.Where() + ": only Name=gpu is supported in gres.conf");
+  if (name != "gpu") return InvalidArgument(l.Where() + ": only Name=gpu, Name=mps and Name=shard are supported in gres.conf");
   if (nodes.empty()) return InvalidArgument(l.Where() + ": gres.conf line needs NodeName=");
   if (d.count == 0) return InvalidArgument(l.Where() + ": gres.conf line needs Count=");
   for (const auto& n : nodes) {
@@ -525,7 +526,12 @@ Result<ClusterConfig> BuildClusterConfig(const std::vector<ConfigLine>& lines,
   Builder b(&c);
   for (const auto& l : lines) TESSERA_RETURN_IF_ERROR(b.Line(l));
   TESSERA_RETURN_IF_ERROR(b.Finish());
-  for (const auto& l : gres_lines) TESSERA_RETURN_IF_ERROR(GresLine(l, &c));
+  std::vector<ConfigLine> shares;  // Name=mps / Name=shard: once every GPU line is known
+  for (const auto& l : gres_lines) {
+    if (IsGresShareLine(l)) shares.push_back(l);
+    else TESSERA_RETURN_IF_ERROR(GresLine(l, &c));
+  }
+  TESSERA_RETURN_IF_ERROR(ApplyGresShareLines(shares, &c));
   return c;
 }
 

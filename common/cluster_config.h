@@ -71,6 +71,17 @@ struct GpuDecl {
   std::string where;
   bool mps = false;       // gres.conf Mps=yes: each GPU offers 100 MPS percent (gres/mps)
   uint32_t replicas = 0;  // gres.conf Replicas=N: time-slice shards per GPU (gres/shard)
+  // Slurm's separate `Name=mps Count=N` / `Name=shard Count=N` lines (common/gres_shares.h):
+  // per GPU of this line (size = count), its gres/mps count and its shard count. Empty = no such
+  // line for the node; then MpsCount(i) = mps ? 100 : 0 and ShardCount(i) = replicas. A filled
+  // mps_counts sets mps when any count is above 0.
+  std::vector<uint32_t> mps_counts, shard_counts;
+  uint32_t MpsCount(uint32_t i) const {
+    return mps_counts.empty() ? (mps ? 100 : 0) : (i < mps_counts.size() ? mps_counts[i] : 0);
+  }
+  uint32_t ShardCount(uint32_t i) const {
+    return shard_counts.empty() ? replicas : (i < shard_counts.size() ? shard_counts[i] : 0);
+  }
 };
 
 struct ClusterConfig {

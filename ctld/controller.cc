@@ -1,5 +1,6 @@
 #include "ctld/controller.h"
 
+#include "ctld/gpu_failures.h"
 #include "ctld/gpu_shares.h"
 
 #include <malloc.h>
@@ -296,6 +297,7 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
   n->reported_cpus = info.cpus;
   n->reported_mem = info.mem_mib;
   n->version = info.version;
+  std::vector<GpuState> gpus_before = std::move(n->gpus);
   n->gpus = info.gpus;
   if (auto d = cfg_->gpus.find(info.node); d != cfg_->gpus.end()) ApplyConfiguredShares(n->gpus, d->second);
   ApplyMigUse(*n);
@@ -309,9 +311,10 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
         std::to_string(n->config->cpus) + " configured; scheduling uses the configured value");
   RegisterReply reply;
   reply.heartbeat_interval_s = cfg_->HeartbeatInterval();
-  CheckRegisteredGpus(*n, &reply);
+  auto gpu_failures = CheckRegisteredGpus(*n, &reply, gpus_before);
   ReconcileRegisteredJobs(info, rebooted, &reply);
   for (const auto& f : info.finished) OnJobFinished(info.node, f);
+  for (const auto& g : gpu_failures) OnGpuFailure(*n, g, XidOfReason(g.health_reason));
   Log("node " + info.node + " registered (" + std::to_string(info.running.size()) + " running, " +
       std::to_string(info.finished.size()) + " finished to report" +
       (info.boot_id.empty() ? std::string() : ", boot id " + info.boot_id) + ")");
@@ -566,7 +569,7 @@ bool Controller::StartJob(uint64_t id, const std::vector<sched::NodePlacement>& 
   // start that could not be recorded is undone in memory (the job pends again, as on disk).
   // Signals for the job (a cancel right after submission) wait until the launch is sent.
   awaiting_launch_[id].clear();
-  jobs_.MarkStarted(id, SchedBridge::ToAlloc(placement), [this, id, before = *j](const Status& st) mutable {
+  jobs_.MarkStarted(id, SchedBridge::ToAlloc(placement, &nodes_), [this, id, before = *j](const Status& st) mutable {
     core_->Post([this, id, before = std::move(before), ok = st.ok()] {
       auto it = awaiting_launch_.find(id);
       if (it == awaiting_launch_.end()) return;

@@ -20,6 +20,7 @@
 #include "ctld/preemption.h"
 #include "ctld/sched_bridge.h"
 #include "ctld/sched_bridge_mig.h"
+#include "ctld/step_gpus.h"
 #include "ctld/step_layout.h"
 #include "ctld/state/store.h"
 #include "ctld/topology_live.h"
@@ -211,7 +212,10 @@ class Controller {
   // At registration: reported-unhealthy GPUs become durable drains; the GPU count is checked
   // against gres.conf (drain "gres/gpu count reported lower than configured (N < M)", cleared by
   // a later registration with the right count only when ctld set it); reply carries the drains.
-  void CheckRegisteredGpus(NodeRuntime& n, RegisterReply* reply);
+  // Returns the GPU failures this registration reveals (RegisteredGpuFailures) for OnGpuFailure
+  // once the registration's jobs are reconciled.
+  std::vector<GpuState> CheckRegisteredGpus(NodeRuntime& n, RegisterReply* reply,
+                                            const std::vector<GpuState>& before);
   void CheckGpuCount(NodeRuntime& n);
   // A GPU failed (XID not ignored by the node, or lost) under running jobs: applies each job's
   // partition GpuFailurePolicy (gpu_failures.cc).
@@ -272,6 +276,10 @@ class Controller {
   // Jobs started whose launch is not sent yet (start not durable yet) -> signals to send after it.
   std::map<uint64_t, std::vector<int>> awaiting_launch_;
   std::map<std::pair<uint64_t, uint32_t>, StepRecord> steps_;  // running steps
+  // gpunode: GPUs running steps asked for (step_gpus.h), by step then node.
+  std::map<std::pair<uint64_t, uint32_t>, std::map<std::string, StepGpus>> step_gpus_;
+  Result<std::vector<StepGpus>> PickGpusForStep(const JobRecord& j, const StepRequest& req,
+                                                const std::vector<StepPlacement>& layout);
   std::map<uint64_t, MigDone> mig_requests_;
   std::map<std::pair<std::string, uint32_t>, GpuDrainRow> gpu_drains_;  // (node, index) -> row
   struct GpuFailureEnd {

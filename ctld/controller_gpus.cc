@@ -7,6 +7,7 @@
 
 #include "common/hostlist.h"
 #include "ctld/controller.h"
+#include "ctld/gpu_failures.h"
 #include "ctld/log.h"
 
 namespace tessera::ctld {
@@ -55,8 +56,12 @@ void Controller::RecordReportedDrain(const std::string& node, const GpuState& g)
   });
 }
 
-void Controller::CheckRegisteredGpus(NodeRuntime& n, RegisterReply* reply) {
+std::vector<GpuState> Controller::CheckRegisteredGpus(NodeRuntime& n, RegisterReply* reply,
+                                                     const std::vector<GpuState>& before) {
   const std::string& name = n.config->name;
+  std::vector<GpuState> failed = RegisteredGpuFailures(before, n.gpus, [&](uint32_t i) {
+    return gpu_drains_.count({name, i}) > 0;
+  });
   for (const auto& g : n.gpus)
     if (!g.healthy && !gpu_drains_.count({name, g.index})) {
       Log("node " + name + " GPU " + std::to_string(g.index) + " reported drained: " +
@@ -71,7 +76,7 @@ void Controller::CheckRegisteredGpus(NodeRuntime& n, RegisterReply* reply) {
   // A model that is no configured type (an NVML name noded could not map): typed requests will
   // not use that GPU. Said here too, where the admin looks first.
   auto decls = cfg_->gpus.find(name);
-  if (decls == cfg_->gpus.end()) return;
+  if (decls == cfg_->gpus.end()) return failed;
   std::string types;
   bool typed = false;
   for (const auto& d : decls->second) {
@@ -86,6 +91,7 @@ void Controller::CheckRegisteredGpus(NodeRuntime& n, RegisterReply* reply) {
           g.model + "', which is no Type configured for it in gres.conf (" + types +
           "): requests for a typed GPU will not use it");
   }
+  return failed;
 }
 
 void Controller::CheckGpuCount(NodeRuntime& n) {

@@ -14,6 +14,8 @@ Result<Controller::StepReply> Controller::CreateStep(uint64_t job_id, const Call
   if (j->State() != JobState::kRunning) return FailedPrecondition("Job " + std::to_string(job_id) + " is not running");
   auto layout = LayoutStep(*j, req);
   if (!layout.ok()) return layout.status();
+  auto step_gpus = PickGpusForStep(*j, req, *layout);  // a part of the job's GPUs (gpunode)
+  if (!step_gpus.ok()) return step_gpus.status();
   StepReply reply;
   std::vector<std::string> names;
   std::vector<NodeAlloc> allocs;  // each node's own GPUs/CPUs/memory, for its grant
@@ -45,7 +47,13 @@ Result<Controller::StepReply> Controller::CreateStep(uint64_t job_id, const Call
   for (size_t i = 0; i < reply.layout.size(); ++i) {
     NodeLink::Grant g{job_id, step.step_id, j->uid, j->gid, j->user, reply.layout[i].ranks,
                       static_cast<uint32_t>(i), reply.ntasks, std::max<uint32_t>(1, req.cpus_per_task),
-                      reply.nodelist, reply.master_addr, reply.master_port, allocs[i]};
+                      reply.nodelist, reply.master_addr, reply.master_port, allocs[i], false, {}, {}};
+    if (!step_gpus->empty()) {
+      g.step_gpus_set = true;
+      g.step_gpus = (*step_gpus)[i].gpus;
+      g.step_migs = (*step_gpus)[i].migs;
+      step_gpus_[{job_id, step.step_id}][reply.layout[i].node] = (*step_gpus)[i];
+    }
     nodes_.Find(reply.layout[i].node)->link->GrantStep(g);
   }
   steps_[{job_id, step.step_id}] = step;
@@ -66,7 +74,34 @@ Status Controller::CompleteStep(uint64_t job_id, uint32_t step_id, const Caller&
   s.end_time = clock_->Now();
   TESSERA_RETURN_IF_ERROR(jobs_.FinishStepDurably(s));
   steps_.erase(it);
+  step_gpus_.erase({job_id, step_id});
   return Status::Ok();
+}
+
+Result<std::vector<StepGpus>> Controller::PickGpusForStep(
+    const JobRecord& j, const StepRequest& req, const std::vector<StepPlacement>& layout) {
+  StepGpuRequest want{req.gpus_per_node, req.gpus, req.gpus_per_task, req.gpu_type};
+  if (!want.Any()) return std::vector<StepGpus>{};
+  HeldStepGpus held;  // by the job's running steps (a step ended with its job is gone too)
+  for (auto it = step_gpus_.lower_bound({j.job_id, 0});
+       it != step_gpus_.end() && it->first.first == j.job_id;) {
+    if (!steps_.count(it->first)) {
+      it = step_gpus_.erase(it);
+      continue;
+    }
+    for (const auto& [node, g] : it->second) {
+      held[node].gpus.insert(held[node].gpus.end(), g.gpus.begin(), g.gpus.end());
+      held[node].migs.insert(held[node].migs.end(), g.migs.begin(), g.migs.end());
+    }
+    ++it;
+  }
+  return PickStepGpus(j, layout, want, held, [this](const std::string& node, uint32_t gpu) {
+    NodeRuntime* n = nodes_.Find(node);
+    if (n)
+      for (const auto& g : n->gpus)
+        if (g.index == gpu) return g.model;
+    return std::string();
+  });
 }
 
 }  // namespace tessera::ctld

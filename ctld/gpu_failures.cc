@@ -1,6 +1,7 @@
 #include "ctld/gpu_failures.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <boost/json.hpp>
 
@@ -43,6 +44,36 @@ std::string GpuFailureDetail(const std::string& node, uint32_t gpu, uint32_t xid
   o["reason"] = reason;
   o["policy"] = policy;
   return boost::json::serialize(o);
+}
+
+std::vector<GpuState> RegisteredGpuFailures(const std::vector<GpuState>& before,
+                                            const std::vector<GpuState>& now,
+                                            const std::function<bool(uint32_t)>& drained) {
+  std::vector<GpuState> out;
+  for (const auto& g : now) {
+    bool failure = XidOfReason(g.health_reason) > 0 || g.health_reason.rfind("GPU lost", 0) == 0;
+    if (!g.healthy && failure && !drained(g.index)) out.push_back(g);
+  }
+  for (const auto& g : before) {
+    bool reported = std::any_of(now.begin(), now.end(),
+                                [&](const GpuState& x) { return x.index == g.index; });
+    if (reported) continue;
+    GpuState lost = g;
+    lost.healthy = false;
+    lost.health_reason = "GPU lost (not reported by the node at its registration)";
+    out.push_back(lost);
+  }
+  return out;
+}
+
+uint32_t XidOfReason(const std::string& reason) {
+  if (reason.rfind("XID ", 0) != 0) return 0;
+  uint64_t xid = 0;
+  for (size_t i = 4; i < reason.size() && i < 14; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(reason[i]))) break;
+    xid = xid * 10 + static_cast<uint64_t>(reason[i] - '0');
+  }
+  return static_cast<uint32_t>(xid);
 }
 
 std::string Controller::TakeGpuFailureEnd(uint64_t id, bool* fail) {

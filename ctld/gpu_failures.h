@@ -14,10 +14,12 @@
 // The GPU is drained in every case (OnGpuUpdate). Each job gets one log line naming node, GPU,
 // XID and job. The event is shown by `tcontrol show job ID --events`.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "ctld/jobs/job.h"
+#include "ctld/nodes/node_table.h"
 
 namespace tessera::ctld {
 
@@ -26,6 +28,20 @@ namespace tessera::ctld {
 std::vector<uint64_t> JobsHoldingGpu(const std::vector<const JobRecord*>& jobs,
                                      const std::string& node, uint32_t gpu,
                                      const std::vector<std::string>& mig_uuids);
+
+// Failures reported at registration (issue 14, gpunode): a noded that comes back (its restart,
+// ctld's restart, a broken stream) reports each GPU's health in Register. A GPU it reports
+// unhealthy for a failure (reason "XID <n>..." or "GPU lost...", as noded's GpuManager writes
+// them) that ctld has no drain for is a failure ctld missed; a GPU ctld knew (`before`, the
+// node's GPUs before this registration) that the node no longer reports is lost. Both get the
+// policy above (OnGpuFailure) once the registration's jobs are reconciled, exactly as a
+// GpuHealth under a running job would; GPUs ctld already drained (its own, an admin's, or a
+// failure it handled) do not. `drained(i)`: ctld has a drain for GPU i. Pure.
+std::vector<GpuState> RegisteredGpuFailures(const std::vector<GpuState>& before,
+                                            const std::vector<GpuState>& now,
+                                            const std::function<bool(uint32_t)>& drained);
+// The XID of a health reason "XID 79: ..." (0 when the reason names none).
+uint32_t XidOfReason(const std::string& reason);
 
 // "GPU 1 of node n2 failed: XID 79: GPU has fallen off the bus" (xid 0: the node's reason).
 std::string GpuFailureMessage(const std::string& node, uint32_t gpu, uint32_t xid,

@@ -17,18 +17,41 @@ void ApplyConfiguredShares(std::vector<GpuState>& gpus, const std::vector<GpuDec
   uint32_t index = 0;
   for (const auto& d : decls)
     for (uint32_t i = 0; i < d.count; ++i, ++index)
-      for (auto& g : gpus)
-        if (g.index == index && !g.mps && g.replicas == 0) {
-          g.mps = d.mps;
-          g.replicas = d.replicas;
+      for (auto& g : gpus) {
+        if (g.index != index) continue;
+        if (!d.mps_counts.empty()) {  // Name=mps lines: gres.conf is the truth for the count
+          g.mps = d.MpsCount(i) > 0;
+          g.mps_count = d.MpsCount(i);
         }
+        if (!d.shard_counts.empty()) g.replicas = d.ShardCount(i);
+        if (!d.mps_counts.empty() || !d.shard_counts.empty() || g.mps || g.replicas) continue;
+        g.mps = d.mps;
+        g.replicas = d.replicas;
+      }
+}
+
+uint32_t MpsTotal(const GpuState& g) {
+  return !g.mps ? 0 : g.mps_count ? g.mps_count : kMpsPerGpu;
+}
+
+uint32_t MpsPercent(uint32_t mps, uint32_t total) {
+  if (mps == 0 || total == 0) return 0;
+  auto pct = static_cast<uint32_t>(uint64_t{mps} * 100 / total);
+  return std::clamp<uint32_t>(pct, 1, 100);
+}
+
+void SetMpsPercent(NodeAlloc& a, const NodeRuntime* n) {
+  if (a.mps == 0 || a.gpu_indices.empty() || !n) return;
+  for (const auto& g : n->gpus)
+    if (g.index == a.gpu_indices[0] && MpsTotal(g) != kMpsPerGpu)
+      a.mps_percent = MpsPercent(a.mps, MpsTotal(g));
 }
 
 void FillSharePools(sched::NodeSnap& ns, const NodeRuntime& rt) {
   ns.gpu_shares.clear();
   for (const auto& g : rt.gpus) {
     if (g.mig_enabled || (!g.mps && g.replicas == 0)) continue;
-    ns.gpu_shares.push_back({g.index, g.mps ? kMpsPerGpu : 0, Used(rt.alloc_mps, g.index),
+    ns.gpu_shares.push_back({g.index, MpsTotal(g), Used(rt.alloc_mps, g.index),
                              g.replicas, Used(rt.alloc_shards, g.index)});
   }
   for (auto& g : ns.gpus)
@@ -40,7 +63,8 @@ void FillConfigSharePools(sched::NodeSnap& ns, const std::vector<GpuDecl>& decls
   uint32_t index = 0;
   for (const auto& d : decls)
     for (uint32_t i = 0; i < d.count; ++i, ++index)
-      if (d.mps || d.replicas) ns.gpu_shares.push_back({index, d.mps ? kMpsPerGpu : 0, 0, d.replicas, 0});
+      if (d.MpsCount(i) || d.ShardCount(i))
+        ns.gpu_shares.push_back({index, d.MpsCount(i), 0, d.ShardCount(i), 0});
 }
 
 void AddShareReleases(std::vector<sched::RunningSnap>& running,
@@ -75,7 +99,7 @@ bool SharesStillFit(const sched::NodePlacement& p, const NodeRuntime& n) {
     if (x.index == g) gs = &x;
   if (!gs || !gs->healthy) return false;
   uint32_t mps = Used(n.alloc_mps, g), shards = Used(n.alloc_shards, g);
-  if (p.mps && (shards || !gs->mps || mps + p.mps > kMpsPerGpu)) return false;
+  if (p.mps && (shards || !gs->mps || mps + p.mps > MpsTotal(*gs))) return false;
   if (p.shards && (mps || shards + p.shards > gs->replicas)) return false;
   return true;
 }

@@ -202,11 +202,13 @@ std::vector<sched::GpuSnap> SchedBridge::ReportedGpus(const NodeRuntime& rt, boo
   return out;
 }
 
-std::vector<NodeAlloc> SchedBridge::ToAlloc(const std::vector<sched::NodePlacement>& placement) {
+std::vector<NodeAlloc> SchedBridge::ToAlloc(const std::vector<sched::NodePlacement>& placement,
+                                            NodeTable* nodes) {
   std::vector<NodeAlloc> out;
   for (const auto& p : placement) {
     out.push_back({p.node, p.cpus, p.mem_mib, p.gpu_indices, p.tasks, p.mig_uuids, p.mps, p.shards});
     if (p.share_gpu >= 0) out.back().gpu_indices = {static_cast<uint32_t>(p.share_gpu)};
+    if (nodes) SetMpsPercent(out.back(), nodes->Find(p.node));
   }
   return out;
 }

@@ -36,7 +36,9 @@ class SchedBridge {
                                              TopologyPtr topology = nullptr);
   // True when `placement` still fits the live node table (nodes up, resources free).
   static bool StillFits(const std::vector<sched::NodePlacement>& placement, NodeTable& nodes);
-  static std::vector<NodeAlloc> ToAlloc(const std::vector<sched::NodePlacement>& placement);
+  // `nodes` (may be null): the live table, for an mps allocation's percent (SetMpsPercent).
+  static std::vector<NodeAlloc> ToAlloc(const std::vector<sched::NodePlacement>& placement,
+                                        NodeTable* nodes = nullptr);
   // The node's reported GPUs as schedulable units (snapshot.h GpuSnap): whole GPUs not in MIG
   // mode, one unit per MIG instance of a GPU in MIG mode; free unless a job holds the unit
   // (every unit free when `all_free`).

@@ -15,6 +15,9 @@ struct StepRequest {
   uint32_t ntasks_per_node = 0;  // 0 = the job's per-node task counts (or an even spread)
   uint32_t nodes = 0;            // 0 = all of the job's nodes (or as many as needed)
   uint32_t cpus_per_task = 0;    // 0 = 1
+  // gpunode (issue 14): the step's own GPUs (step_gpus.h); all 0 = the job's GPUs, none held.
+  uint32_t gpus_per_node = 0, gpus = 0, gpus_per_task = 0;
+  std::string gpu_type;
 };
 
 struct StepPlacement {

@@ -38,6 +38,8 @@ struct NodeFacts {
   std::vector<std::string> gpu_uuids;  // indexed by GPU index
   std::vector<std::string> hcas;       // RDMA ports given to the job ("mlx5_0:1")
   std::vector<std::string> netdevs;    // RoCE interfaces of those ports (NCCL_SOCKET_IFNAME)
+  // trun steps of an mps job: this node's MPS daemon directories of the job's GPU (empty: none)
+  std::string mps_pipe, mps_log;
 };
 
 

@@ -122,13 +122,11 @@ MpsControl* MpsServers::ControlFor(const GpuInfo& g) const {
   return g.simulated ? simulated_.get() : real_.get();
 }
 
-Status MpsServers::Prepare(v1::LaunchJob* l) {
-  const v1::NodeAllocation* mine = Mine(*l);
-  if (!mine) return Status::Ok();
-  uint32_t gpu = mine->gpu_indices(0);
+Status MpsServers::Acquire(User user, uint32_t gpu) {
   if (gpu >= gpus_.size())
     return FailedPrecondition("MPS asked on GPU " + std::to_string(gpu) + " of node " + node_ +
                               ", which has " + std::to_string(gpus_.size()) + " GPUs");
+  if (auto it = user_gpu_.find(user); it != user_gpu_.end()) return Status::Ok();  // counted
   const GpuInfo& g = gpus_[gpu];
   MpsDirs dirs = MpsDirsFor(root_, gpu);
   auto& users = users_[gpu];
@@ -141,15 +139,28 @@ Status MpsServers::Prepare(v1::LaunchJob* l) {
     if (!st.ok())
       return Status(st.code(), "MPS control daemon of GPU " + std::to_string(gpu) +
                                    " did not start: " + st.message());
+    (void)AppendLine(root_ + "/gpu" + std::to_string(gpu) + "/running", "");
     log_("MPS control daemon of GPU " + std::to_string(gpu) + " started (pipe " + dirs.pipe +
-         ")");
+         ")" + (user.second ? " for the steps of job " + std::to_string(user.first) : ""));
   }
-  users.insert(l->job_id());
-  job_gpu_[l->job_id()] = gpu;
+  users.insert(user);
+  user_gpu_[user] = gpu;
+  return Status::Ok();
+}
+
+Status MpsServers::Prepare(v1::LaunchJob* l) {
+  const v1::NodeAllocation* mine = Mine(*l);
+  if (!mine) return Status::Ok();
+  uint32_t gpu = mine->gpu_indices(0);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TESSERA_RETURN_IF_ERROR(Acquire({l->job_id(), false}, gpu));
+  }
   std::vector<uint64_t> memory;
   for (const auto& x : gpus_) memory.push_back(x.memory_mib);
   for (auto& a : *l->mutable_alloc())
     if (&a == mine) CompleteMpsLimits(&a, memory);
+  MpsDirs dirs = MpsDirsFor(root_, gpu);
   auto set = [&](const std::string& k, const std::string& v) {
     if (l->env_block().empty()) (*l->mutable_env())[k] = v;
     else EnvBlockSet(l->mutable_env_block(), k, v);
@@ -162,28 +173,65 @@ Status MpsServers::Prepare(v1::LaunchJob* l) {
 void MpsServers::Adopt(const v1::LaunchJob& l) {
   const v1::NodeAllocation* mine = Mine(l);
   if (!mine) return;
-  users_[mine->gpu_indices(0)].insert(l.job_id());
-  job_gpu_[l.job_id()] = mine->gpu_indices(0);
+  std::lock_guard<std::mutex> lock(mu_);
+  User user{l.job_id(), false};
+  users_[mine->gpu_indices(0)].insert(user);
+  user_gpu_[user] = mine->gpu_indices(0);
 }
 
-void MpsServers::Release(uint64_t job_id) {
-  auto it = job_gpu_.find(job_id);
-  if (it == job_gpu_.end()) return;
-  uint32_t gpu = it->second;
-  job_gpu_.erase(it);
-  auto& users = users_[gpu];
-  users.erase(job_id);
-  if (!users.empty()) return;
-  users_.erase(gpu);
+void MpsServers::StopDaemon(uint32_t gpu, const std::string& why) {
   if (gpu >= gpus_.size()) return;
   MpsControl* c = ControlFor(gpus_[gpu]);
   if (!c) return;
   Status st = c->Stop(gpu, gpus_[gpu].uuid, MpsDirsFor(root_, gpu));
+  ::unlink((root_ + "/gpu" + std::to_string(gpu) + "/running").c_str());
   log_("MPS control daemon of GPU " + std::to_string(gpu) +
-       (st.ok() ? " stopped (its last job ended)" : " did not stop: " + st.message()));
+       (st.ok() ? " stopped (" + why + ")" : " did not stop: " + st.message()));
+}
+
+void MpsServers::ReleaseUser(User user) {
+  auto it = user_gpu_.find(user);
+  if (it == user_gpu_.end()) return;
+  uint32_t gpu = it->second;
+  user_gpu_.erase(it);
+  auto& users = users_[gpu];
+  users.erase(user);
+  if (!users.empty()) return;
+  users_.erase(gpu);
+  StopDaemon(gpu, "its last job ended");
+}
+
+void MpsServers::Release(uint64_t job_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReleaseUser({job_id, false});
+}
+
+bool MpsServers::StepWants(const v1::NodeAllocation& a) {
+  return a.mps_active_thread_percentage() > 0 && a.gpu_indices_size() > 0;
+}
+
+Status MpsServers::PrepareStep(uint64_t job_id, const v1::NodeAllocation& a) {
+  if (!StepWants(a)) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  return Acquire({job_id, true}, a.gpu_indices(0));
+}
+
+void MpsServers::ReleaseStep(uint64_t job_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReleaseUser({job_id, true});
+}
+
+void MpsServers::StopStale() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint32_t gpu = 0; gpu < gpus_.size(); ++gpu) {
+    std::string marker = root_ + "/gpu" + std::to_string(gpu) + "/running";
+    if (::access(marker.c_str(), F_OK) != 0 || users_.count(gpu)) continue;
+    StopDaemon(gpu, "no job here uses it since noded's restart");
+  }
 }
 
 std::set<uint32_t> MpsServers::Active() const {
+  std::lock_guard<std::mutex> lock(mu_);
   std::set<uint32_t> out;
   for (const auto& [gpu, users] : users_)
     if (!users.empty()) out.insert(gpu);

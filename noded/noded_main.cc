@@ -247,6 +247,10 @@ int Main(int argc, char** argv) {
   for (const auto& g : desc->gpus) step_opts.gpu_uuids.push_back(g.uuid);
   for (const auto& g : desc->gpus) step_opts.gpu_memory_mib.push_back(g.memory_mib);
   step_opts.planner = &planner;
+  MpsServers mps(flags.node, spool.root() + "/mps", desc->gpus,
+                 std::make_unique<NvidiaMpsControl>(),
+                 std::make_unique<SimulatedMpsControl>(spool.root() + "/mps-control.log"), Log);
+  step_opts.mps = &mps;  // mps steps on every node of a job, not only the batch node
   StepService steps(step_opts, grants, codec, Log);
   int port = 0;
   auto server = StartNodeServer(*cfg, nc->port, &port, &steps);
@@ -262,13 +266,11 @@ int Main(int argc, char** argv) {
   ProcStepdProbe probe;
   SystemClock clock;
   JobManager jobs(spool, control, probe, clock, Log, &planner);
-  MpsServers mps(flags.node, spool.root() + "/mps", desc->gpus,
-                 std::make_unique<NvidiaMpsControl>(),
-                 std::make_unique<SimulatedMpsControl>(spool.root() + "/mps-control.log"), Log);
   jobs.SetMpsServers(&mps);
   GpuManager gpu_manager(*gpu_backend, desc->gpus, settings->ignored_xids, Log);
   gpu_manager.SetLayoutListener([&planner](const GpuInfo& g) { planner.UpdateGpu(g); });
   if (Status st = jobs.Recover(); !st.ok()) return Fatal(st.message());
+  mps.StopStale();  // daemons of steps from before a restart (their grants are gone)
   Log("spool " + spool.root() + ": " + std::to_string(jobs.Running().size()) + " running, " +
       std::to_string(jobs.Unacked().size()) + " finished unacknowledged");
 

@@ -1,7 +1,5 @@
 #include "noded/step_service.h"
 
-#include "noded/mps_control.h"
-
 #include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
@@ -55,6 +53,13 @@ Result<v1::StepGrant> StepService::Authorize(const grpc::ServerContext& ctx, uin
     if (log_) log_("step " + StepName(job_id, step_id) + ": refused: " + st.message());
     return st;
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto e = mps_errors_.find(job_id);
+    if (e != mps_errors_.end())
+      return FailedPrecondition("node " + opts_.node_name + ": step " + StepName(job_id, step_id) +
+                                " asks MPS: " + e->second);
+  }
   v1::StepGrant out = *grant;
   if (out.has_alloc()) CompleteMpsLimits(out.mutable_alloc(), opts_.gpu_memory_mib);
   return out;
@@ -86,6 +91,11 @@ Result<TaskPlan> StepService::MakePlan(const v1::RunTasksRequest& req, const v1:
   if (auto iso = cgroups_.Find(g.job_id())) {
     node.hcas = iso->hcas;
     node.netdevs = iso->netdevs;
+  }
+  if (opts_.mps && g.has_alloc() && MpsServers::StepWants(g.alloc())) {
+    MpsDirs dirs = opts_.mps->DirsFor(g.alloc().gpu_indices(0));
+    node.mps_pipe = dirs.pipe;
+    node.mps_log = dirs.log;
   }
   for (int i = 0; i < g.ranks_size(); ++i) {
     TaskPlan::Task t;
@@ -135,8 +145,14 @@ grpc::Status StepService::RunTasks(grpc::ServerContext* ctx, const v1::RunTasksR
     running_.erase(key);
     for (const auto& [k, t] : running_) last = last && k.first != req->job_id();
   }
+  bool gone = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    gone = last && ended_.erase(req->job_id()) > 0;
+  }
   if (log_) log_("step " + step + ": tasks ended");
   if (last) cgroups_.Remove(req->job_id());  // only once the job ended (StopJob)
+  if (gone) JobGone(req->job_id());
   return grpc::Status::OK;
 }
 
@@ -161,8 +177,28 @@ void StepService::StopJob(uint64_t job_id) {
     for (auto& [key, tasks] : running_)
       if (key.first == job_id) tasks->Cancel(), busy = true;
     cgroups_.End(job_id);  // under mu_: a step ending now sees the job ended
+    mps_errors_.erase(job_id);
+    if (busy) ended_.insert(job_id);  // the last step to end finishes the job here
   }
   if (!busy) cgroups_.Remove(job_id);  // else the last step to end removes it
+  if (!busy) JobGone(job_id);
+}
+
+void StepService::PrepareMps(const v1::StepGrant& grant) {
+  if (!opts_.mps || !grant.has_alloc() || !MpsServers::StepWants(grant.alloc())) return;
+  Status st = opts_.mps->PrepareStep(grant.job_id(), grant.alloc());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (st.ok()) {
+    mps_errors_.erase(grant.job_id());
+    return;
+  }
+  if (log_) log_("job " + std::to_string(grant.job_id()) + ": steps here cannot use MPS: " +
+                 st.message());
+  mps_errors_[grant.job_id()] = st.message();
+}
+
+void StepService::JobGone(uint64_t job_id) {
+  if (opts_.mps) opts_.mps->ReleaseStep(job_id);
 }
 
 size_t StepService::RunningSteps() const {

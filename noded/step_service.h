@@ -16,14 +16,23 @@
 // running here (none running: OK, nothing happens).
 // StopJob (agent loop: the job ended) cancels every running step of the job; a step cgroup of
 // the job here is removed when the last of them has ended.
+// MPS (issue 14): a grant whose allocation here asks MPS (an mps job, on any of its nodes) makes
+// the job's steps a user of that GPU's MPS control daemon before the grant is published
+// (MpsServers::PrepareStep: started on first use); the tasks get its CUDA_MPS_PIPE_DIRECTORY /
+// CUDA_MPS_LOG_DIRECTORY with the job's limits; the job's steps stop using it (ReleaseStep: the
+// daemon stops after its last user) when the job has left the node and its last step here has
+// ended. A daemon that does not start fails the job's steps here (FAILED_PRECONDITION with the
+// reason) instead of running them without MPS.
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "noded/mps_control.h"
 #include "noded/step_cgroups.h"
 #include "noded/step_grants.h"
 #include "noded/task_set.h"
@@ -40,6 +49,7 @@ struct StepServiceOptions {
   std::vector<std::string> gpu_uuids;  // this node's GPUs by index (CUDA_VISIBLE_DEVICES)
   std::vector<uint64_t> gpu_memory_mib;  // by index: mps steps' memory limit (CompleteMpsLimits)
   IsolationPlanner* planner = nullptr;  // job cgroups for steps on non-batch nodes (agent thread)
+  MpsServers* mps = nullptr;            // MPS daemons of mps steps (null: steps get no MPS)
 };
 
 class StepService final : public tessera::v1::StepAgent::Service {
@@ -57,6 +67,7 @@ class StepService final : public tessera::v1::StepAgent::Service {
   // job's cgroup here is made first (StepCgroups), then the grant is published.
   void Grant(const tessera::v1::StepGrant& grant) {
     cgroups_.Prepare(grant);
+    PrepareMps(grant);
     grants_.Add(grant);
   }
   // Agent thread: forgets the job's grants and cancels its running steps; the job's step
@@ -70,6 +81,9 @@ class StepService final : public tessera::v1::StepAgent::Service {
                                            uint32_t step_id, std::chrono::milliseconds wait);
   Result<TaskPlan> MakePlan(const tessera::v1::RunTasksRequest& req,
                             const tessera::v1::StepGrant& grant);
+  void PrepareMps(const tessera::v1::StepGrant& grant);
+  // The job's steps here are over (ended, none running): its cgroup and MPS use go. Not under mu_.
+  void JobGone(uint64_t job_id);
 
   StepServiceOptions opts_;
   StepGrants& grants_;
@@ -77,6 +91,8 @@ class StepService final : public tessera::v1::StepAgent::Service {
   LogFn log_;
   mutable std::mutex mu_;
   std::map<StepKey, TaskSet*> running_;
+  std::map<uint64_t, std::string> mps_errors_;  // job -> why its MPS daemon did not start
+  std::set<uint64_t> ended_;  // jobs that ended here while steps still ran (StopJob)
   StepCgroups cgroups_;
 };
 

@@ -53,12 +53,28 @@ EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::
   env["WORLD_SIZE"] = std::to_string(grant.ntasks());
   env["LOCAL_WORLD_SIZE"] = std::to_string(grant.ranks_size());
   if (grant.has_alloc()) {  // this node's own GPUs and HCAs, never the batch node's
-    SetNodeGpuEnv(&grant.alloc(), node.gpu_uuids, node.hcas, env, nullptr, true);
+    std::string job_gpus;  // the job's GPU indices here (SLURM_JOB_GPUS)
+    for (uint32_t g : grant.alloc().gpu_indices())
+      job_gpus += (job_gpus.empty() ? "" : ",") + std::to_string(g);
+    tessera::v1::NodeAllocation step = grant.alloc();
+    if (grant.step_gpus_set()) {  // the step's own GPUs, a part of the job's (trun --gpus...)
+      step.clear_gpu_indices();
+      step.clear_mig_uuids();
+      for (uint32_t g : grant.step_gpu_indices()) step.add_gpu_indices(g);
+      for (const auto& u : grant.step_mig_uuids()) step.add_mig_uuids(u);
+    }
+    SetNodeGpuEnv(&step, node.gpu_uuids, node.hcas, env, nullptr, true);
     SetRoceEnv(node.netdevs, env, true);
+    env.erase("CUDA_MPS_PIPE_DIRECTORY");  // the batch node's, inherited through trun
+    env.erase("CUDA_MPS_LOG_DIRECTORY");
+    if (!node.mps_pipe.empty()) env["CUDA_MPS_PIPE_DIRECTORY"] = node.mps_pipe;
+    if (!node.mps_log.empty()) env["CUDA_MPS_LOG_DIRECTORY"] = node.mps_log;
     env.erase("SLURM_STEP_GPUS");
     env.erase("TESSERA_STEP_GPUS");
     if (env.count("SLURM_JOB_GPUS"))
       env["SLURM_STEP_GPUS"] = env["TESSERA_STEP_GPUS"] = env["SLURM_JOB_GPUS"];
+    if (grant.step_gpus_set() && !job_gpus.empty())
+      env["SLURM_JOB_GPUS"] = env["TESSERA_JOB_GPUS"] = job_gpus;
   }
   return env;
 }

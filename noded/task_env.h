@@ -15,8 +15,12 @@
 // and, when the grant carries this node's allocation (grant.alloc), this node's devices as
 // SetNodeGpuEnv computes them from node.gpu_uuids and node.hcas (CUDA_VISIBLE_DEVICES,
 // NVIDIA_VISIBLE_DEVICES, SLURM_JOB_GPUS, GPU_DEVICE_ORDINAL, SLURM_GPUS_ON_NODE, NCCL_IB_HCA,
-// UCX_NET_DEVICES, MPS limits), replacing the values trun inherited from the batch node, plus
+// UCX_NET_DEVICES, MPS limits, and CUDA_MPS_PIPE_DIRECTORY / CUDA_MPS_LOG_DIRECTORY from
+// node.mps_pipe / mps_log), replacing the values trun inherited from the batch node, plus
 // SLURM_STEP_GPUS (twin TESSERA_STEP_GPUS) = SLURM_JOB_GPUS (a step gets its job's GPUs here).
+// A step that asked GPUs (grant.step_gpus_set, trun --gpus...) gets only its own: the devices
+// variables and SLURM_STEP_GPUS list grant.step_gpu_indices / step_mig_uuids, SLURM_JOB_GPUS
+// stays the job's GPU indices here.
 #include <cstdint>
 #include <string>
 

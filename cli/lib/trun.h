@@ -29,6 +29,8 @@ struct TrunHooks {
   std::function<std::function<void()>(std::function<void(int)> handler)> watch_signals;
   // Monotonic milliseconds (the second-SIGINT window).
   std::function<int64_t()> mono_ms;
+  // Sleeps `ms` between CreateStep retries while the job's GPUs are busy (empty: really sleep).
+  std::function<void(int64_t ms)> sleep_ms;
 };
 
 int RunTrunWith(CommandContext& ctx, TrunHooks& hooks);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
@@ -29,6 +30,12 @@ RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set.
       --ntasks-per-node=N     tasks on each node
   -N, --nodes=N               number of the job's nodes to use (default: all needed)
   -c, --cpus-per-task=N       CPUs per task (default 1)
+      --gres=gpu[:TYPE][:N]   N of the job's GPUs on each node of the step (default N=1)
+      --gpus-per-node=[TYPE:]N  the same
+  -G, --gpus=[TYPE:]N         N of the job's GPUs in all, spread over the step's nodes
+      --gpus-per-task=[TYPE:]N  N of the job's GPUs per task
+                              (a step asking GPUs gets its own: CUDA_VISIBLE_DEVICES lists only
+                              them; while other steps hold the job's GPUs it waits, as srun)
   -l, --label                 prefix each output line with the task's rank ("0: ...")
   -K, --kill-on-bad-exit[=0|1]  kill the step when a task exits non-zero
   -J, --job-name=NAME         name of the step (default: the command's name)
@@ -43,7 +50,7 @@ task killed by a signal). Environment: TESSERA_CONF names the configuration file
 )";
 
 enum Opt { kNtasks = 1, kPerNode, kNodes, kCpus, kLabel, kKill, kName, kJobid, kUnbuf, kVerbose,
-           kHelp, kVersion, kIgnoredArg };
+           kHelp, kVersion, kIgnoredArg, kGres, kGpusPerNode, kGpus, kGpusPerTask };
 
 const std::vector<OptionSpec> kSpecs = {
     {"ntasks", 'n', ArgKind::kRequired, kNtasks},
@@ -60,6 +67,10 @@ const std::vector<OptionSpec> kSpecs = {
     {"version", 'V', ArgKind::kNone, kVersion},
     {"mpi", 0, ArgKind::kRequired, kIgnoredArg},
     {"cpu-bind", 0, ArgKind::kRequired, kIgnoredArg},
+    {"gres", 0, ArgKind::kRequired, kGres},
+    {"gpus-per-node", 0, ArgKind::kRequired, kGpusPerNode},
+    {"gpus", 'G', ArgKind::kRequired, kGpus},
+    {"gpus-per-task", 0, ArgKind::kRequired, kGpusPerTask},
 };
 
 struct TrunArgs {
@@ -78,6 +89,8 @@ Result<uint32_t> Count(const ParsedOption& o, bool zero_ok = false) {
                                                  "\": must be at least 1");
   return n;
 }
+
+Status ApplyGpuOption(const ParsedOption& o, TrunArgs& a);
 
 Status ApplyOption(const ParsedOption& o, TrunArgs& a) {
   switch (o.id) {
@@ -105,10 +118,42 @@ Status ApplyOption(const ParsedOption& o, TrunArgs& a) {
       a.job_id = std::stoull(v);
       return Status::Ok();
     }
+    case kGres: case kGpusPerNode: case kGpus: case kGpusPerTask: return ApplyGpuOption(o, a);
     case kHelp: a.help = true; return Status::Ok();
     case kVersion: a.version = true; return Status::Ok();
     default: return Status::Ok();  // -u, -v, --mpi, --cpu-bind: accepted, nothing to do
   }
+}
+
+// --gres=gpu[:type][:N] (N default 1) and --gpus*=[type:]N: the step's GPUs.
+Status ApplyGpuOption(const ParsedOption& o, TrunArgs& a) {
+  std::vector<std::string> f;
+  for (size_t pos = 0;;) {
+    size_t c = o.value->find(':', pos);
+    f.push_back(o.value->substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  std::string what = "invalid " + o.name + " value \"" + *o.value + "\": ";
+  if (o.id == kGres) {
+    if (f[0] != "gpu" && f[0] != "gres/gpu")
+      return InvalidArgument(what + "a step can ask only gpu (gpu[:type][:count])");
+    f.erase(f.begin());
+    if (f.empty() || f.back().find_first_not_of("0123456789") != std::string::npos)
+      f.push_back("1");  // gpu or gpu:type: one
+  }
+  if (f.empty() || f.size() > 2 || f.back().empty() || f.back().size() > 4 ||
+      f.back().find_first_not_of("0123456789") != std::string::npos || std::stoul(f.back()) == 0)
+    return InvalidArgument(what + "expected [type:]count with a count of at least 1");
+  auto n = static_cast<uint32_t>(std::stoul(f.back()));
+  if (f.size() == 2) a.req.set_gpu_type(f[0]);
+  if (o.id == kGres || o.id == kGpusPerNode) a.req.set_gpus_per_node(n);
+  if (o.id == kGpus) a.req.set_gpus(n);
+  if (o.id == kGpusPerTask) a.req.set_gpus_per_task(n);
+  int given = (a.req.gpus_per_node() > 0) + (a.req.gpus() > 0) + (a.req.gpus_per_task() > 0);
+  if (given > 1)
+    return InvalidArgument("give one of --gres=gpu, --gpus-per-node, --gpus and --gpus-per-task");
+  return Status::Ok();
 }
 
 // One task's end as a single number: exit code, or 128+signal.
@@ -298,6 +343,19 @@ int RunTrunWith(CommandContext& ctx, TrunHooks& hooks) {
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());
   auto step = (*api)->CreateStep(args->req);
+  // The job's GPUs are held by its other steps: wait and retry, as srun does.
+  for (bool said = false; !step.ok() && step.status().code() == Code::kResourceExhausted;) {
+    if (!said)
+      *ctx.err << "trun: Job " << args->job_id << " step creation temporarily disabled, retrying ("
+               << step.status().message() << ")\n";
+    said = true;
+    if (hooks.sleep_ms) hooks.sleep_ms(500);
+    else std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    step = (*api)->CreateStep(args->req);
+    if (step.ok())
+      *ctx.err << "trun: Step created for StepId=" << args->job_id << "." << step->step_id()
+               << "\n";
+  }
   if (!step.ok())
     return Fail(ctx, "cannot create a step in job " + std::to_string(args->job_id) + ": " +
                          step.status().message());

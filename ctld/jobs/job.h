@@ -92,11 +92,14 @@ struct NodeAlloc {
   std::vector<uint32_t> gpu_indices;    // whole GPUs; with mps/shards: the one GPU shared
   uint32_t tasks = 0;
   std::vector<std::string> mig_uuids;   // MIG instances held ("MIG-...")
-  uint32_t mps = 0;                     // MPS percent of gpu_indices[0] (not held whole)
+  uint32_t mps = 0;                     // gres/mps count of gpu_indices[0] (not held whole)
   uint32_t shards = 0;                  // time-slice replicas of gpu_indices[0] (not held whole)
+  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: mps x 100 / the GPU's gres/mps count (gpu_shares.h
+  // MpsPercent); 0 = mps itself (a GPU with the default count of 100, or an older record).
+  uint32_t mps_percent = 0;
 };
 BOOST_DESCRIBE_STRUCT(NodeAlloc, (), (node, cpus, mem_mib, gpu_indices, tasks, mig_uuids, mps,
-                                      shards))
+                                      shards, mps_percent))
 
 struct JobRecord {
   uint64_t job_id = 0;

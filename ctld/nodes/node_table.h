@@ -35,6 +35,9 @@ struct GpuState {
   bool mps = false;
   uint32_t replicas = 0;
   uint32_t minor = 0;
+  // gres/mps count of this GPU when mps (gres.conf Name=mps Count=, common/gres_shares.h);
+  // 0 = Slurm's default of 100 (ctld/gpu_shares.h MpsTotal).
+  uint32_t mps_count = 0;
 };
 
 struct HcaState {
@@ -72,6 +75,10 @@ class NodeLink {
     std::string nodelist, master_addr;
     uint32_t master_port;
     NodeAlloc alloc;  // this node's own part of the job's allocation (its GPUs, CPUs, memory)
+    // gpunode: the step asked GPUs (trun --gpus...): its own, a part of alloc's.
+    bool step_gpus_set = false;
+    std::vector<uint32_t> step_gpus;
+    std::vector<std::string> step_migs;
   };
   // Lets this node run `grant.ranks` of a step for its user (trun's RunTasks), with this node's
   // own allocation `grant.alloc` (noded gives the tasks these GPUs and a job cgroup).

@@ -61,6 +61,9 @@ class AgentLink final : public NodeLink {
     p->set_master_addr(g.master_addr);
     p->set_master_port(g.master_port);
     ToProto(g.alloc, p->mutable_alloc());
+    p->set_step_gpus_set(g.step_gpus_set);
+    for (uint32_t i : g.step_gpus) p->add_step_gpu_indices(i);
+    for (const auto& u : g.step_migs) p->add_step_mig_uuids(u);
     Send(std::move(m));
   }
   void ConfigureMig(uint64_t request_id, uint32_t gpu, const std::vector<MigPlacementReq>& create,

@@ -550,7 +550,8 @@ grpc::Status ControllerService::CreateStep(grpc::ServerContext* ctx, const v1::C
   if (!caller.ok()) return ToGrpc(caller.status());
   Status named = CheckNoControlChars("step name (-J)", req->name());
   if (!named.ok()) return ToGrpc(named);
-  StepRequest sr{req->ntasks(), req->ntasks_per_node(), req->nodes(), req->cpus_per_task()};
+  StepRequest sr{req->ntasks(), req->ntasks_per_node(), req->nodes(), req->cpus_per_task(),
+                 req->gpus_per_node(), req->gpus(), req->gpus_per_task(), req->gpu_type()};
   return ToGrpc(core_->Call([&]() -> Status {
     auto r = ctl_->CreateStep(req->job_id(), *caller, sr, req->name());
     if (!r.ok()) return r.status();

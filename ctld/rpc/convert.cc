@@ -81,7 +81,7 @@ void ToProto(const NodeAlloc& a, v1::NodeAllocation* p) {
   for (auto g : a.gpu_indices) p->add_gpu_indices(g);
   p->set_tasks(a.tasks);
   for (const auto& u : a.mig_uuids) p->add_mig_uuids(u);
-  if (a.mps) p->set_mps_active_thread_percentage(a.mps);
+  if (a.mps) p->set_mps_active_thread_percentage(a.mps_percent ? a.mps_percent : a.mps);
   if (a.shards) p->set_shards(a.shards);
   p->set_gpu_shared(a.mps > 0 || a.shards > 0);
 }
@@ -206,6 +206,7 @@ void ToProto(const GpuState& g, v1::GpuDevice* p) {
   p->set_pci_bus_id(g.pci_bus_id);
   p->set_mps(g.mps);
   p->set_replicas(g.replicas);
+  p->set_mps_count(g.mps_count);
   p->set_minor(g.minor);
 }
 
@@ -280,6 +281,7 @@ GpuState FromProto(const v1::GpuDevice& g) {
   s.pci_bus_id = g.pci_bus_id();
   s.mps = g.mps();
   s.replicas = g.replicas();
+  s.mps_count = g.mps_count();
   s.minor = g.minor();
   return s;
 }

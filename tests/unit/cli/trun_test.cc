@@ -139,11 +139,15 @@ struct TrunRun {
             };
           };
           hooks.mono_ms = [] { return self->mono; };
+          hooks.sleep_ms = [](int64_t) {
+            if (self->on_sleep) self->on_sleep();
+          };
           return RunTrunWith(ctx, hooks);
         },
         std::move(args));
   }
   std::function<void()> on_watch;
+  std::function<void()> on_sleep;  // trun waits between CreateStep retries (GPUs busy)
   std::thread sender;  // a test's signal sender, joined when trun stops watching
   std::vector<FakeNode*> owned_by_trun;
 
@@ -285,6 +289,55 @@ TEST_CASE("trun needs a job and a command, and names bad options", "[trun]") {
   CHECK(u.cmd.err == "tcmd: error: cannot create a step in job 42: job 42 belongs to bob\n");
   CHECK(u.Run({"--help"}) == 0);
   CHECK(u.cmd.out.find("Usage: trun") != std::string::npos);
+}
+
+TEST_CASE("trun --gres=gpu / --gpus* ask the step's GPUs, busy GPUs are waited for", "[trun]") {
+  TrunRun t;
+  t.nodes["it1"]->script = {Exit(0, 0), Exit(1, 0)};
+  t.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
+  auto step = *t.cmd.ctld.CreateStep_result;
+  t.cmd.ctld.CreateStep_result = Status(Code::kResourceExhausted, "Requested nodes are busy");
+  int sleeps = 0;
+  t.on_sleep = [&] {
+    if (++sleeps == 2) t.cmd.ctld.CreateStep_result = step;  // another step ended
+  };
+  CHECK(t.Run({"--gres=gpu:a100:2", "true"}) == 0);
+  REQUIRE(t.cmd.ctld.CreateStep_calls.size() == 3);
+  const auto& req = t.cmd.ctld.CreateStep_calls[0];
+  CHECK(req.gpus_per_node() == 2);
+  CHECK(req.gpu_type() == "a100");
+  CHECK(t.cmd.err == "trun: Job 42 step creation temporarily disabled, retrying (Requested nodes "
+                     "are busy)\ntrun: Step created for StepId=42.3\n");
+  for (auto [args, field] : std::vector<std::pair<std::string, int>>{
+           {"--gres=gpu", 1}, {"--gpus=3", 2}, {"-G", 2}, {"--gpus-per-task=1", 3},
+           {"--gpus-per-node=a100:1", 1}}) {
+    TrunRun u;
+    std::vector<std::string> argv = {args};
+    if (args == "-G") argv.push_back("3");
+    argv.push_back("true");
+    u.Run(argv);
+    INFO(args);
+    REQUIRE(u.cmd.ctld.CreateStep_calls.size() == 1);
+    const auto& r = u.cmd.ctld.CreateStep_calls[0];
+    CHECK((field == 1 ? r.gpus_per_node() : field == 2 ? r.gpus() : r.gpus_per_task()) ==
+          (field == 2 ? 3u : 1u));
+  }
+  TrunRun bad;
+  CHECK(bad.Run({"--gres=mps:50", "true"}) == 1);
+  CHECK(bad.cmd.err.find("invalid --gres value \"mps:50\": a step can ask only gpu") !=
+        std::string::npos);
+  CHECK(bad.Run({"--gpus=0", "true"}) == 1);
+  CHECK(bad.cmd.err.find("invalid --gpus value \"0\"") != std::string::npos);
+  CHECK(bad.Run({"--gpus=1", "--gres=gpu:1", "true"}) == 1);
+  CHECK(bad.cmd.err.find("give one of --gres=gpu, --gpus-per-node, --gpus and --gpus-per-task") !=
+        std::string::npos);
+  CHECK(bad.cmd.ctld.CreateStep_calls.empty());
+  TrunRun big;
+  big.cmd.ctld.CreateStep_result =
+      InvalidArgument("step asks 3 GPUs on node it1 but job 42 has 2 there");
+  CHECK(big.Run({"--gpus-per-node=3", "true"}) == 1);
+  CHECK(big.cmd.err.find("cannot create a step in job 42: step asks 3 GPUs on node it1 but job 42 "
+                         "has 2 there") != std::string::npos);
 }
 
 }  // namespace

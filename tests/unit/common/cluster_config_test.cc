@@ -307,8 +307,8 @@ TEST_CASE("cluster config: gres.conf GPU declarations", "[cluster_config]") {
 TEST_CASE("cluster config: gres.conf errors", "[cluster_config]") {
   const std::string conf = "NodeName=n[1-2]\nPartitionName=p Nodes=n[1-2]\n";
   CHECK(BuildError(conf, "NodeName=n9 Name=gpu Count=1\n") == "gres.conf:1: unknown node n9");
-  CHECK(BuildError(conf, "NodeName=n1 Name=mps Count=1\n") ==
-        "gres.conf:1: only Name=gpu is supported in gres.conf");
+  CHECK(BuildError(conf, "NodeName=n1 Name=nic Count=1\n") ==
+        "gres.conf:1: only Name=gpu, Name=mps and Name=shard are supported in gres.conf");
   CHECK(BuildError(conf, "Name=gpu Count=1\n") == "gres.conf:1: gres.conf line needs NodeName=");
   CHECK(BuildError(conf, "NodeName=n1 Name=gpu\n") == "gres.conf:1: gres.conf line needs Count=");
   CHECK_THAT(BuildError(conf, "NodeName=n1 Name=gpu Count=65\n"),
