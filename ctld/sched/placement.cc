@@ -428,12 +428,17 @@ bool TryReserve(Session& s, JobInfo& j) {
 
 // --- issue 16 §4 (preempt helper) ---
 bool PlaceNow(Session& s, JobInfo& j, bool keep, std::vector<NodePlacement>* out) {
-  if (keep) return PlaceAt(s, j, s.now(), true, out);
+  if (keep) {
+    std::vector<NodePlacement> placed;
+    if (!PlaceAt(s, j, s.now(), true, nullptr, &placed)) return false;
+    if (out) *out = std::move(placed);
+    return true;
+  }
   const auto& alts = j.constraint.Alternatives();
   int n_alt = alts.empty() ? 1 : static_cast<int>(alts.size());
   for (int a = 0; a < n_alt; ++a) {
     Statement st(s.state());  // discarded when it goes out of scope
-    Placer p(s, st, j, s.now(), alts.empty() ? -1 : a, true);
+    Placer p(s, st, j, s.now(), alts.empty() ? -1 : a, true, nullptr);
     uint32_t tasks = p.Run();
     if (tasks > 0 && s.GangReady(j, tasks)) {
       if (out) *out = p.placements();
