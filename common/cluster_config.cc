@@ -22,7 +22,7 @@ const std::set<std::string> kIgnoredSlurmKeys = {
     "jobacctgathertype", "jobacctgatherfrequency", "jobcomptype", "slurmctlddebug",
     "slurmddebug", "slurmctldlogfile", "slurmdlogfile", "inactivelimit", "waittime",
     "grestypes", "launchtype", "mailprog", "maxjobcount", "firstjobid", "prioritytype",
-    "prioritydecayhalflife", "slurmctldtimeout", "messagetimeout", "tmpfs", "epilog", "prolog",
+    "slurmctldtimeout", "messagetimeout", "tmpfs", "epilog", "prolog",
     "taskprolog", "taskepilog", "cgroupplugin", "backupcontroller", "healthcheckprogram",
     "healthcheckinterval", "topologyplugin", "preempttype", "preemptmode",
     "accountingstoragehost", "accountingstorageport", "accountingstorageenforce", "jobcomploc",
@@ -206,7 +206,9 @@ class Builder {
       return Status::Ok();  // read by tessera-noded (noded/README.md)
     }
     if (k == "scheduleractions" || k == "schedulerplugins" || k == "schedulerparameters" ||
-        k.rfind("priorityweight", 0) == 0 || k == "prioritymaxage" || k == "priorityfavorsmall") {
+        k.rfind("priorityweight", 0) == 0 || k == "prioritymaxage" || k == "priorityfavorsmall" ||
+        k == "prioritydecayhalflife" || k == "priorityusageresetperiod" ||  // fair share
+        k == "priorityflags" || k == "prioritycalcperiod") {
       return Status::Ok();  // read by the scheduler's config (ctld/sched/sched_config.h)
     }
     if (kIgnoredSlurmKeys.count(k)) {
@@ -353,6 +355,8 @@ class Builder {
         auto n = ParseUint(kv.value, "PriorityTier");
         if (!n.ok()) return BadValue(l.Where(), kv, "expected a number");
         p.priority_tier = static_cast<uint32_t>(*n);
+      } else if (k == "tresbillingweights") {
+        continue;  // fair share: read by the scheduler's config (ctld/sched/fairshare.h)
       } else if (k == "gpufailurepolicy") {
         auto pol = ParseGpuFailurePolicy(kv.value);
         if (!pol.ok()) return BadValue(l.Where(), kv, pol.status().message());

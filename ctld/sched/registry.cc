@@ -1,5 +1,7 @@
 #include "ctld/sched/registry.h"
 
+#include "ctld/sched/plugins/plugins.h"
+
 namespace tessera::sched {
 namespace {
 
@@ -17,6 +19,7 @@ Registry Registry::Builtin() {
   RegisterBuiltinPlugins(r);
   RegisterBuiltinActions(r);
   RegisterMigPlanAction(r);
+  RegisterDrfPlugin(r);  // issue 16 §3
   return r;
 }
 

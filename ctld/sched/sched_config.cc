@@ -4,6 +4,7 @@
 
 #include "common/duration.h"
 #include "ctld/sched/registry.h"
+#include "ctld/sched/sched_config_fairshare.h"
 
 namespace tessera::sched {
 namespace {
@@ -96,6 +97,8 @@ Status ParseAccount(const ConfigLine& l, SchedConfig& c) {
       auto v = Int(a.where, p);
       if (!v.ok()) return v.status();
       a.grp_jobs = *v;
+    } else if (auto fs = ParseAccountFairshare(a.where, p, a); !fs.ok() || *fs) {
+      if (!fs.ok()) return fs.status();  // Fairshare= (issue 16 §3)
     } else {
       // Guarantee/Limit/Weight/Reclaimable belong to the fair-share issue.
       c.warnings.push_back(a.where + ": account key " + p.raw_key + " is not used yet; ignored");
@@ -186,6 +189,7 @@ Status ParseGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c
     return Status::Ok();
   }
   if (k == "schedulerparameters") return ParseSchedParams(where, p, c);
+  if (auto fs = ParseFairshareGlobal(where, p, c); !fs.ok() || *fs) return fs.status();
   if (k == "prioritymaxage") {
     auto t = Time(where, p);
     if (!t.ok()) return t.status();
@@ -255,7 +259,9 @@ Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
       TESSERA_RETURN_IF_ERROR(ParseQos(l, c));
     } else if (head == "accountname") {
       TESSERA_RETURN_IF_ERROR(ParseAccount(l, c));
-    } else if (head != "nodename" && head != "partitionname") {
+    } else if (head == "partitionname") {
+      TESSERA_RETURN_IF_ERROR(ParseFairsharePartition(l, c));  // issue 16 §3
+    } else if (head != "nodename") {
       for (const auto& p : l.pairs) TESSERA_RETURN_IF_ERROR(ParseGlobal(l.Where(), p, c));
     }
   }
