@@ -22,7 +22,9 @@
   X(CreateStep, CreateStepRequest, CreateStepResponse)          \
   X(CompleteStep, CompleteStepRequest, CompleteStepResponse)    \
   X(ConfigureMig, ConfigureMigRequest, ConfigureMigResponse)    \
-  X(Backup, BackupRequest, BackupResponse)
+  X(Backup, BackupRequest, BackupResponse)                      \
+  X(GetShares, GetSharesRequest, GetSharesResponse)             \
+  X(GetPriorities, GetPrioritiesRequest, GetPrioritiesResponse)
 
 // Declares `Result<pb::Resp> Name(const pb::Req&) override;` in a ControllerApi implementation.
 #define TESSERA_CONTROLLER_API_OVERRIDE(Name, Req, Resp) \

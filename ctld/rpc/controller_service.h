@@ -99,6 +99,9 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status CompleteStep(grpc::ServerContext*, const v1::CompleteStepRequest*, v1::CompleteStepResponse*) override;
   grpc::Status ConfigureMig(grpc::ServerContext*, const v1::ConfigureMigRequest*, v1::ConfigureMigResponse*) override;
   grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest*, v1::BackupResponse*) override;
+  // Fair share (issue 16 §3; fairshare_service.cc): tshare, tprio.
+  grpc::Status GetShares(grpc::ServerContext*, const v1::GetSharesRequest*, v1::GetSharesResponse*) override;
+  grpc::Status GetPriorities(grpc::ServerContext*, const v1::GetPrioritiesRequest*, v1::GetPrioritiesResponse*) override;
 
  private:
   // Authenticates (munge over gRPC, SO_PEERCRED over the local socket) and authorizes.

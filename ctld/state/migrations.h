@@ -48,6 +48,13 @@ inline const std::vector<const char*>& Migrations() {
                               reason_time INTEGER NOT NULL, origin TEXT NOT NULL,
                               PRIMARY KEY (node, gpu));
       )sql",
+      // 6: reserved for the association store (acct helper, issue 16 §1).
+      // 7: fair-share usage per association (issue 16 §3, ctld/usage.h): decayed
+      // billing-seconds as of meta usage_last_charge, kept as text ("%.17g", exact).
+      R"sql(
+      CREATE TABLE assoc_usage (account TEXT NOT NULL, user TEXT NOT NULL, usage TEXT NOT NULL,
+                                PRIMARY KEY (account, user));
+      )sql",
   };
   return kMigrations;
 }

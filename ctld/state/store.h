@@ -56,6 +56,14 @@ struct GpuDrainRow {
   std::string origin;
 };
 
+// Fair-share usage of one association (migration 7, issue 16 §3; ctld/usage.h): decayed
+// billing-seconds as of meta "usage_last_charge".
+struct UsageRow {
+  std::string account;
+  std::string user;
+  double usage = 0;
+};
+
 struct StoreOptions {
   // Take an existing zero-length (or table-less SQLite) file as a new, empty state. Without
   // it such a file is refused: only an absent file becomes a new state implicitly.
@@ -83,6 +91,8 @@ class Batch {
   // A drained GPU (insert or replace), or its resume (delete).
   void PutGpuDrain(const GpuDrainRow& g);
   void DeleteGpuDrain(const std::string& node, uint32_t gpu);
+  // Fair share (issue 16 §3): an association's usage (insert or replace).
+  void PutUsage(const UsageRow& u);
   // Adds the writes of `other` after these.
   void Append(Batch other);
   bool empty() const { return ops_.empty(); }
@@ -91,7 +101,8 @@ class Batch {
  private:
   friend class Store;
   enum class Kind {
-    kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep, kNode, kGpuDrain, kGpuResume
+    kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep, kNode, kGpuDrain, kGpuResume,
+    kUsage  // fair share (issue 16 §3)
   };
   struct Op {
     Kind kind;
@@ -113,6 +124,9 @@ struct Recovered {
   uint64_t max_event_seq = 0;
   std::vector<NodeStateRow> nodes;
   std::vector<GpuDrainRow> gpu_drains;
+  // Fair share (issue 16 §3): usage rows and meta usage_last_charge / usage_last_reset (0: none).
+  std::vector<UsageRow> usage;
+  int64_t usage_last_charge = 0, usage_last_reset = 0;
   bool created = false;  // Open() made a new state (absent file, or init_state)
 };
 
@@ -165,6 +179,7 @@ class Store {
   Store(sqlite3* w, sqlite3* r, std::string path, bool created);
   void WriterLoop();
   Status ApplyBatch(const Batch& b);
+  Status LoadUsage(Recovered* out);  // fair share (issue 16 §3), under read_mu_
   Status Exec(const char* sql);
   // Prepared statements, keyed by their (static) SQL text: of the writer connection (writer
   // thread only) and of the reader (under read_mu_).
