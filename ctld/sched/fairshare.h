@@ -91,7 +91,7 @@ struct ShareRow {
 // users before sub-accounts, alphabetical). The tree: cfg.accounts (parent "" or "root" = top
 // level), cfg.user_assocs, plus `extra` (account, user) pairs (jobs, usage) that have no
 // association: shares 1 under their account (an unknown account is added under root with
-// shares 1; account "" is "root").
+// shares 1; account "" is the user's SchedConfig::default_account, else "root").
 //
 // Fair Tree (default; Slurm's fair_tree.c): every association's Level FS = S / U with S =
 // shares / siblings' shares and U = usage / parent's usage (S == 0: 0; U == 0: infinity).

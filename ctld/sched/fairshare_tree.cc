@@ -197,12 +197,20 @@ void Emit(const std::vector<Node>& n, int i, uint32_t depth, std::vector<ShareRo
   for (int c : a.children) Emit(n, c, depth + 1, out);
 }
 
+// A job without an account charges the user's DefaultAccount (SchedConfig::default_account),
+// else root.
+std::string AccountOf(const SchedConfig& cfg, const std::string& account, const std::string& user) {
+  if (!account.empty()) return account;
+  auto it = cfg.default_account.find(user);
+  return it == cfg.default_account.end() || it->second.empty() ? "root" : it->second;
+}
+
 }  // namespace
 
 std::vector<ShareRow> ComputeShares(const SchedConfig& cfg, const UsageMap& usage,
                                     const std::vector<std::pair<std::string, std::string>>& extra) {
   Tree t(cfg);
-  for (const auto& [acct, user] : extra) t.User(acct, user);
+  for (const auto& [acct, user] : extra) t.User(AccountOf(cfg, acct, user), user);
   for (const auto& [key, u] : usage) t.User(key.first, key.second);
   t.Finish(usage);
   if (cfg.priority_flags & kPriorityFlagNoFairTree) {
@@ -233,7 +241,7 @@ std::vector<ShareRow> FillFairshare(ClusterSnapshot& snap, const SchedConfig& cf
   for (const auto& r : rows)
     if (!r.user.empty()) f[{r.account, r.user}] = r.fairshare;
   for (auto& j : snap.pending) {
-    auto it = f.find({j.account.empty() ? "root" : j.account, j.user});
+    auto it = f.find({AccountOf(cfg, j.account, j.user), j.user});
     j.fairshare = it == f.end() ? 0 : it->second;
   }
   return rows;

@@ -17,7 +17,6 @@
 #include <map>
 #include <memory>
 #include <queue>
-#include <unordered_map>
 
 #include "ctld/sched/plugins/plugins.h"
 #include "ctld/sched/session.h"
@@ -27,7 +26,7 @@ namespace {
 
 struct DrfState {
   bool built = false;
-  std::unordered_map<uint64_t, uint32_t> rank;  // job id -> position
+  std::vector<uint32_t> rank;  // JobInfo::idx -> position
 };
 
 double Dominant(const Amount& a, const Amount& total) {
@@ -48,6 +47,7 @@ void Build(Session& s, DrfState& st) {
   for (const auto& r : snap.running)
     for (const auto& u : r.nodes)
       used[r.account] += {int64_t(u.cpus), int64_t(u.mem_mib), int64_t(u.gpus)};
+  st.rank.assign(s.jobs().size(), 0);
   std::map<std::string, std::vector<const JobInfo*>> queues;
   for (const auto& j : s.jobs()) queues[j.snap->account].push_back(&j);
   for (auto& [acct, q] : queues)
@@ -68,7 +68,7 @@ void Build(Session& s, DrfState& st) {
     const auto& q = queues[acct];
     size_t& i = next[acct];
     const JobInfo* j = q[i++];
-    st.rank[j->snap->id] = pos++;
+    st.rank[j->idx] = pos++;
     used[acct] += j->total;
     if (i < q.size()) heap.push({Dominant(used[acct], total), acct});
   }
@@ -83,7 +83,7 @@ class DrfPlugin : public Plugin {
     Session* sp = &s;
     s.AddJobOrder([st, sp](const JobInfo& a, const JobInfo& b) {
       if (!st->built) Build(*sp, *st);
-      uint32_t ra = st->rank[a.snap->id], rb = st->rank[b.snap->id];
+      uint32_t ra = st->rank[a.idx], rb = st->rank[b.idx];
       return ra == rb ? 0 : ra < rb ? -1 : 1;
     });
   }

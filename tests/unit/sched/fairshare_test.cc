@@ -208,6 +208,20 @@ TEST_CASE("FillFairshare fills pending jobs' factor; the priority weighs it") {
   CHECK(MultifactorPriority(snap.pending[1], 1, 0, 1, c, ctx) == 1000);
 }
 
+TEST_CASE("FillFairshare: a job without an account charges the user's default account") {
+  SchedConfig c = Config("AccountName=A\nAccountName=B\n");
+  c.default_account["h"] = "A";
+  ClusterSnapshot snap;
+  JobSnap j;
+  j.id = 1, j.user = "h";  // no account: A (h's default), heavy there
+  JobSnap k;
+  k.id = 2, k.user = "l", k.account = "B";
+  snap.pending = {j, k};
+  FillFairshare(snap, c, {{{"A", "h"}, 100}, {{"B", "l"}, 1}});
+  CHECK(snap.pending[0].fairshare == 0.5);
+  CHECK(snap.pending[1].fairshare == 1.0);
+}
+
 TEST_CASE("config: fair-share keys and their refusals") {
   SchedConfig c = Config(
       "PriorityDecayHalfLife=14-0\nPriorityUsageResetPeriod=weekly\n"
