@@ -13,6 +13,7 @@
 #include "common/cluster_config.h"
 #include "common/config_file.h"
 #include "sim/engine.h"
+#include "sim/fairshare.h"
 #include "sim/mig.h"
 #include "sim/report.h"
 
@@ -24,6 +25,7 @@ int Usage() {
   std::cerr << "usage: tessera-sim --trace FILE [--format swf|csv|openb] --conf tessera.conf\n"
                "         [--compare default,fifo,conservative,spread,mig-whole,mig-static,mig-dynamic]\n"
                "         [--mig-layout \"P1,P2;P3\"] [--limit N] [--arrival-scale F] [--json F] [--svg F]\n"
+               "         [--accounts group|user|user-mod:N|qos] [--share-table SECONDS]\n"
                "       tessera-sim --openb-nodes NODES.csv --emit-conf OUT.conf\n";
   return 2;
 }
@@ -57,6 +59,15 @@ Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig ba
     base.plugins = {"fifo", "gang", "predicates", "nodeorder", "lifecycle", "limits"};
     return base;
   }
+  if (name == "fairshare" || name == "nofairshare") {  // issue 16 §3
+    if (name == "nofairshare") base.weight_fairshare = 0;
+    else if (base.weight_fairshare == 0) base.weight_fairshare = 10000;
+    return base;
+  }
+  if (name == "drf") {
+    base.plugins.insert(base.plugins.begin(), "drf");
+    return base;
+  }
   if (name == "conservative") {
     base.bf_reservation_depth = 16;
     return base;
@@ -66,7 +77,7 @@ Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig ba
     base.spread_weight = 1;
     return base;
   }
-  return InvalidArgument("unknown --compare configuration \"" + name + "\" (default, fifo, conservative, spread, mig-whole, mig-static, mig-dynamic)");
+  return InvalidArgument("unknown --compare configuration \"" + name + "\" (default, fifo, conservative, spread, fairshare, nofairshare, drf, mig-whole, mig-static, mig-dynamic)");
 }
 
 }  // namespace
@@ -100,6 +111,10 @@ int main(int argc, char** argv) {
     int64_t t0 = trace->empty() ? 0 : trace->front().submit;
     for (auto& j : *trace) j.submit = t0 + static_cast<int64_t>(double(j.submit - t0) * f);
   }
+  if (a.count("accounts")) {  // issue 16 §3: whose account a trace job charges
+    Status st = sim::AssignAccounts(a["accounts"], *trace);
+    if (!st.ok()) { std::cerr << "tessera-sim: " << st.message() << "\n"; return 2; }
+  }
   if (a.count("limit")) {
     size_t n = std::stoul(a["limit"]);
     if (trace->size() > n) trace->resize(n);
@@ -131,6 +146,10 @@ int main(int argc, char** argv) {
     metrics.push_back(sim::Compute(runs.back()));
   }
   sim::PrintTable(std::cout, metrics);
+  if (a.count("share-table"))  // issue 16 §3: per-account share over time, per configuration
+    for (const auto& r : runs)
+      sim::PrintShareTable(std::cout, r.label,
+                           sim::ComputeShareTable(r, std::stoll(a["share-table"])));
   if (a.count("json")) {
     std::ofstream out(a["json"]);
     sim::PrintJson(out, metrics);
