@@ -57,8 +57,10 @@ Status AssignAccounts(const std::string& mode, std::vector<TraceJob>& trace) {
     else if (mode == "qos") j.account = j.qos;
     else {
       uint64_t id = 0;
-      if (j.user.size() > 1 && j.user[0] == 'u') id = std::strtoull(j.user.c_str() + 1, nullptr, 10);
-      else id = std::hash<std::string>()(j.user);
+      if (j.user.size() > 1 && j.user[0] == 'u')
+        id = std::strtoull(j.user.c_str() + 1, nullptr, 10);
+      else
+        id = std::hash<std::string>()(j.user);
       j.account = "a" + std::to_string(id % mod);
     }
   }

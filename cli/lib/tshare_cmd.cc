@@ -165,14 +165,16 @@ int RunTshare(CommandContext& ctx) {
   if (format.empty())
     format = !lng ? "Account,User,RawShares,NormShares,RawUsage,EffectvUsage,FairShare"
              : resp->fair_tree()
-                 ? "Account,User,RawShares,NormShares,RawUsage,NormUsage,EffectvUsage,FairShare,LevelFS"
+                 ? "Account,User,RawShares,NormShares,RawUsage,NormUsage,EffectvUsage,FairShare,"
+                   "LevelFS"
                  : "Account,User,RawShares,NormShares,RawUsage,NormUsage,EffectvUsage,FairShare";
   auto cols = ParseFields(format);
   if (!cols.ok()) return Fail(ctx, cols.status().message());
   if (users.empty() && !all && ctx.names) users.insert(ctx.names->UserName(ctx.uid));
   Printer p{*ctx.out, parsable};
   if (header) {
-    for (size_t i = 0; i < cols->size(); ++i) p.Cell((*cols)[i].name, (*cols)[i], i + 1 == cols->size());
+    for (size_t i = 0; i < cols->size(); ++i)
+      p.Cell((*cols)[i].name, (*cols)[i], i + 1 == cols->size());
     *ctx.out << "\n";
     if (!parsable) {
       for (const auto& c : *cols) *ctx.out << std::string(std::abs(c.len), '-') << " ";

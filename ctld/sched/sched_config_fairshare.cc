@@ -40,7 +40,8 @@ Status ParseFlags(const std::string& where, const ConfigPair& p, SchedConfig& c)
                f == "incr_only" || f == "no_normal_all" || f == "no_normal_assoc" ||
                f == "no_normal_part" || f == "no_normal_qos" || f == "no_normal_tres" ||
                f == "small_relative_to_time" || f == "fair_tree") {
-      c.warnings.push_back(where + ": PriorityFlags " + f + " is not implemented by Tessera; ignored");
+      c.warnings.push_back(where + ": PriorityFlags " + f +
+                           " is not implemented by Tessera; ignored");
     } else {
       return BadFs(where, p, "unknown flag \"" + f +
                                  "\" (known: NO_FAIR_TREE, MAX_TRES, MAX_TRES_GRES)");
