@@ -23,7 +23,7 @@ const std::set<std::string> kIgnoredSlurmKeys = {
     "jobacctgathertype", "jobacctgatherfrequency", "jobcomptype", "slurmctlddebug",
     "slurmddebug", "slurmctldlogfile", "slurmdlogfile", "inactivelimit", "waittime",
     "grestypes", "launchtype", "mailprog", "maxjobcount", "firstjobid", "prioritytype",
-    "prioritydecayhalflife", "slurmctldtimeout", "messagetimeout", "tmpfs", "epilog", "prolog",
+    "slurmctldtimeout", "messagetimeout", "tmpfs", "epilog", "prolog",
     "taskprolog", "taskepilog", "cgroupplugin", "backupcontroller", "healthcheckprogram",
     "healthcheckinterval", "topologyparam",
     "accountingstoragehost", "accountingstorageport", "jobcomploc",
@@ -213,7 +213,9 @@ class Builder {
     if (k == "scheduleractions" || k == "schedulerplugins" || k == "schedulerparameters" ||
         k.rfind("priorityweight", 0) == 0 || k == "prioritymaxage" || k == "priorityfavorsmall" ||
         k == "accountingstorageenforce" ||
-        k == "preempttype" || k == "preemptmode" || k == "preemptexempttime") {
+        k == "preempttype" || k == "preemptmode" || k == "preemptexempttime" ||
+        k == "prioritydecayhalflife" || k == "priorityusageresetperiod" ||  // fair share
+        k == "priorityflags" || k == "prioritycalcperiod") {
       return Status::Ok();  // read by the scheduler's config (ctld/sched/sched_config.h)
     }
     if (kIgnoredSlurmKeys.count(k)) {
@@ -379,6 +381,8 @@ class Builder {
         std::string v = ToLower(kv.value);
         if (v != "required" && v != "preferred") return BadValue(l.Where(), kv, "expected required or preferred");
         p.topology_required = v == "required";
+      } else if (k == "tresbillingweights") {
+        continue;  // fair share: read by the scheduler's config (ctld/sched/fairshare.h)
       } else if (k == "gpufailurepolicy") {
         auto pol = ParseGpuFailurePolicy(kv.value);
         if (!pol.ok()) return BadValue(l.Where(), kv, pol.status().message());

@@ -57,6 +57,7 @@ Status Controller::Start(const Recovered& rec) {
     }
   }
   for (const auto& row : rec.gpu_drains) gpu_drains_[{row.node, row.gpu}] = row;
+  LoadUsage(rec);  // fair share (issue 16 §3)
   stats_.start_time = clock_->Now();
   for (auto& [name, n] : nodes_.nodes()) n.last_heartbeat = stats_.start_time;
   for (const auto& [id, j] : jobs_.jobs())
@@ -606,6 +607,7 @@ void Controller::RunCycle() {
                                     topology_->snap);
   FillMigGpus(snap, *cfg_, nodes_, jobs_.active(), mig_in_flight_);
   AdjustPreemptSnapshot(snap);  // issue 16 §4 (preemption.cc)
+  if (sched_cfg_->weight_fairshare > 0) sched::FillFairshare(snap, *sched_cfg_, usage_.usage());
   auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
   stats_.jobs_backfilled += result.jobs_backfilled;
   if (!result.status.ok() && !logged_cycle_error_) {
@@ -638,6 +640,10 @@ void Controller::Tick() {
   // so RSS tracks what the controller actually holds.
   malloc_trim(0);
   int64_t now = clock_->Now();
+  if (now - last_usage_tick_ >= 5) {  // fair share: charge running jobs every 5 s
+    last_usage_tick_ = now;
+    ChargeUsage();
+  }
   if (now - last_timer_cycle_ >= cfg_->sched_interval_s) {
     last_timer_cycle_ = now;
     RequestSchedule();

@@ -24,6 +24,8 @@
 #include "ctld/step_layout.h"
 #include "ctld/state/store.h"
 #include "ctld/topology_live.h"
+#include "ctld/usage.h"
+#include "ctld/sched/priority.h"
 
 namespace tessera::ctld {
 
@@ -180,6 +182,17 @@ class Controller {
   Result<accounts::AssocManager::Changed> ChangeAssoc(const accounts::AssocRequest& r,
                                                       bool dry_run);
   Result<std::vector<accounts::ShowRow>> ShowAssoc(const accounts::AssocRequest& r) const;
+  // --- fair share (controller_usage.cc, issue 16 §3) ---
+  // The association tree with usage charged up to now (tshare).
+  std::vector<sched::ShareRow> Shares();
+  // Every pending, not held job's priority factors as the scheduler computes them (tprio).
+  struct PriorityRow {
+    uint64_t job_id = 0;
+    std::string partition, user, account, qos;
+    sched::PriorityFactors factors;
+    double fairshare = 0;  // the unweighted factor
+  };
+  std::vector<PriorityRow> Priorities();
   const sched::SchedConfig& sched_config() const { return *sched_cfg_; }
 
  private:
@@ -204,6 +217,11 @@ class Controller {
   void FinishJob(JobRecord& j, JobState state, int32_t code, int32_t sig, int64_t end,
                  const std::string& msg, std::function<void()> after_durable);
   void Tick();
+  // --- fair share (controller_usage.cc) ---
+  void LoadUsage(const Recovered& rec);
+  void ChargeUsage();  // charges running jobs up to now; writes the changed rows
+  UsageLedger usage_;
+  int64_t last_usage_tick_ = 0;
   // --- GPUs (controller_gpus.cc, gpu_failures.cc; issue 14) ---
   // Puts ctld's durable drains over the GPUs the node reported (healthy=false, the reason).
   void ApplyGpuDrains(NodeRuntime& n);

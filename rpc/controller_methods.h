@@ -25,7 +25,9 @@
   X(Backup, BackupRequest, BackupResponse)                      \
   X(ShowAssoc, AssocRequest, AssocResponse)                     \
   X(ChangeAssoc, AssocRequest, AssocResponse)                   \
-  X(ShowTopology, ShowTopologyRequest, ShowTopologyResponse)
+  X(ShowTopology, ShowTopologyRequest, ShowTopologyResponse)    \
+  X(GetShares, GetSharesRequest, GetSharesResponse)             \
+  X(GetPriorities, GetPrioritiesRequest, GetPrioritiesResponse)
 
 // Declares `Result<pb::Resp> Name(const pb::Req&) override;` in a ControllerApi implementation.
 #define TESSERA_CONTROLLER_API_OVERRIDE(Name, Req, Resp) \

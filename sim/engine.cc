@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "sim/fairshare.h"
 #include "sim/mig.h"
 
 namespace tessera::sim {
@@ -108,11 +109,13 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
   int64_t used_gpus = 0, used_cpus = 0;
   uint64_t used_gpu_mem = 0;
   run.first_submit = trace.empty() ? 0 : trace.front().submit;
+  SimUsage usage(cfg);  // fair share (issue 16 §3): on with PriorityWeightFairshare > 0
   while (next < trace.size() || !ends.empty() || !reconf_done.empty()) {
     int64_t t = sched::kNever;
     if (next < trace.size()) t = trace[next].submit;
     if (!ends.empty()) t = std::min(t, ends.top().first);
     if (!reconf_done.empty()) t = std::min(t, reconf_done.top().first);
+    usage.Advance(t, running);  // charges (last, t] before this instant's ends leave
     while (!reconf_done.empty() && reconf_done.top().first == t) {
       const sched::MigReconfig& r = reconfs[reconf_done.top().second];
       reconf_done.pop();
@@ -144,6 +147,7 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
     snap.topology = cluster.topology;
     for (size_t i : pending) snap.pending.push_back(run.jobs[i].snap);
     for (const auto& [id, r] : running) snap.running.push_back(r);
+    usage.Fill(snap);
     auto t0 = std::chrono::steady_clock::now();
     sched::CycleResult res = sched::RunCycle(snap, cfg, reg);
     run.cycle_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());

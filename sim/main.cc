@@ -15,6 +15,7 @@
 #include "common/cluster_config.h"
 #include "common/config_file.h"
 #include "sim/engine.h"
+#include "sim/fairshare.h"
 #include "sim/mig.h"
 #include "sim/report.h"
 #include "sim/topology.h"
@@ -30,6 +31,7 @@ int Usage() {
                "         [--topology FILE --topology-plugin topology/tree|topology/block |\n"
                "          --gen-topology fat-tree:L,S|block:B] [--topology-mode required|preferred]\n"
                "         [--compare topo-aware,topo-blind]\n"
+               "         [--accounts group|user|user-mod:N|qos] [--share-table SECONDS]\n"
                "       tessera-sim --openb-nodes NODES.csv --emit-conf OUT.conf\n";
   return 2;
 }
@@ -65,6 +67,15 @@ Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig ba
     base.plugins = {"fifo", "gang", "predicates", "nodeorder", "lifecycle", "limits"};
     return base;
   }
+  if (name == "fairshare" || name == "nofairshare") {  // issue 16 §3
+    if (name == "nofairshare") base.weight_fairshare = 0;
+    else if (base.weight_fairshare == 0) base.weight_fairshare = 10000;
+    return base;
+  }
+  if (name == "drf") {
+    base.plugins.insert(base.plugins.begin(), "drf");
+    return base;
+  }
   if (name == "conservative") {
     base.bf_reservation_depth = 16;
     return base;
@@ -74,7 +85,7 @@ Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig ba
     base.spread_weight = 1;
     return base;
   }
-  return InvalidArgument("unknown --compare configuration \"" + name + "\" (default, fifo, conservative, spread, mig-whole, mig-static, mig-dynamic)");
+  return InvalidArgument("unknown --compare configuration \"" + name + "\" (default, fifo, conservative, spread, fairshare, nofairshare, drf, mig-whole, mig-static, mig-dynamic)");
 }
 
 }  // namespace
@@ -107,6 +118,10 @@ int main(int argc, char** argv) {
     if (!(f > 0)) { std::cerr << "tessera-sim: --arrival-scale must be > 0\n"; return 2; }
     int64_t t0 = trace->empty() ? 0 : trace->front().submit;
     for (auto& j : *trace) j.submit = t0 + static_cast<int64_t>(double(j.submit - t0) * f);
+  }
+  if (a.count("accounts")) {  // issue 16 §3: whose account a trace job charges
+    Status st = sim::AssignAccounts(a["accounts"], *trace);
+    if (!st.ok()) { std::cerr << "tessera-sim: " << st.message() << "\n"; return 2; }
   }
   if (a.count("limit")) {
     size_t n = std::stoul(a["limit"]);
@@ -155,6 +170,10 @@ int main(int argc, char** argv) {
     std::cout << "\n";
     sim::PrintSpreadTable(std::cout, spread);
   }
+  if (a.count("share-table"))  // issue 16 §3: per-account share over time, per configuration
+    for (const auto& r : runs)
+      sim::PrintShareTable(std::cout, r.label,
+                           sim::ComputeShareTable(r, std::stoll(a["share-table"])));
   if (a.count("json")) {
     std::ofstream out(a["json"]);
     sim::PrintJson(out, metrics);

@@ -1,7 +1,7 @@
 // sched_scale: cycle time and memory of tessera_sched's RunCycle on synthetic clusters.
 //
 //   sched_scale [--nodes 1000,10000] [--jobs 10000,100000] [--seed 1] [--cycles 3] [--mig 1]
-//               [--preempt 1] [--tree 32,16]
+//               [--preempt 1] [--tree 32,16] [--fairshare 1] [--drf 1]
 //
 // --preempt 1 (issue 16 §4): PreemptType=preempt/qos, PreemptMode=REQUEUE; a third of the running
 // jobs are in QoS "scav" (preemptable), 5% of the pending jobs in QoS "high" (Preempt=scav), the
@@ -12,6 +12,11 @@
 // --tree L,S (issue 15): a 3-tier switch tree over the nodes in index order: leaf switches of L
 // nodes, spine switches of S leaves, one core switch over the spines (topology/tree through
 // BuildTopologySnap); multi-node jobs are then placed by topology (ctld/sched/topology_place.h).
+//
+// --fairshare 1 (issue 16 §3): PriorityWeightFairshare=10000 over 20 accounts a0..a19 under
+// four parents org0..org3 (Fairshare= 1..4), 200 users with seeded usage; each timed cycle
+// includes FillFairshare (Fair Tree over the tree plus every job's association), as ctld does.
+// --drf 1: the drf queue-order plugin first in SchedulerPlugins.
 //
 // --mig 1: the a100 nodes (one in four) have MIG-capable 80 GB GPUs under MigStrategy=dynamic:
 // GPUs 0-3 are in MIG mode (2g.20gb@0, 1g.10gb@2, 1g.10gb@3, 3g.40gb@4; one instance held where
@@ -35,6 +40,7 @@
 #include <vector>
 
 #include "common/config_file.h"
+#include "ctld/sched/fairshare.h"
 #include "ctld/sched/scheduler.h"
 #include "ctld/sched/topology.h"
 
@@ -230,11 +236,42 @@ std::vector<uint32_t> ParseList(const char* s) {
 
 }  // namespace
 
+// The fair-share setup of --fairshare: config and seeded usage per (account, user).
+tessera::sched::SchedConfig FairshareConfig(bool fairshare, bool drf) {
+  tessera::sched::SchedConfig c;
+  if (drf) c.plugins.insert(c.plugins.begin(), "drf");
+  if (!fairshare) return c;
+  c.weight_fairshare = 10000;
+  c.weight_age = 1000;
+  for (int o = 0; o < 4; ++o) {
+    auto& a = c.accounts["org" + std::to_string(o)];
+    a.name = "org" + std::to_string(o);
+    a.fairshare = static_cast<uint32_t>(o + 1);
+  }
+  for (int i = 0; i < 20; ++i) {
+    auto& a = c.accounts["a" + std::to_string(i)];
+    a.name = "a" + std::to_string(i);
+    a.parent = "org" + std::to_string(i % 4);
+    a.fairshare = static_cast<uint32_t>(1 + i % 3);
+  }
+  return c;
+}
+
+tessera::sched::UsageMap FairshareUsage(uint64_t seed) {
+  std::mt19937_64 rng(seed + 7);
+  tessera::sched::UsageMap u;
+  for (int user = 0; user < 200; ++user)
+    for (int k = 0; k < 2; ++k)
+      u[{"a" + std::to_string((user + k * 7) % 20), "u" + std::to_string(user)}] =
+          double(rng() % 1000000);
+  return u;
+}
+
 int main(int argc, char** argv) {
   std::vector<uint32_t> nodes = {1000, 10000}, jobs = {10000, 100000};
   uint64_t seed = 1;
   int cycles = 3;
-  bool mig = false;
+  bool mig = false, fairshare = false, drf = false;
   int preempt = 0;
   std::vector<uint32_t> tree;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -246,8 +283,10 @@ int main(int argc, char** argv) {
     else if (a == "--mig") mig = std::atoi(argv[i + 1]) != 0;
     else if (a == "--preempt") preempt = std::atoi(argv[i + 1]);
     else if (a == "--tree") tree = ParseList(argv[i + 1]);
+    else if (a == "--fairshare") fairshare = std::atoi(argv[i + 1]) != 0;
+    else if (a == "--drf") drf = std::atoi(argv[i + 1]) != 0;
     else {
-      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S]\n");
+      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1]\n");
       return 2;
     }
   }
@@ -261,11 +300,14 @@ int main(int argc, char** argv) {
       ClusterSnapshot snap = MakeCluster(n, j, seed, mig);
       if (preempt) AddPreemption(snap, seed);
       if (tree.size() == 2 && tree[0] > 0 && tree[1] > 0) AddTree(snap, tree[0], tree[1]);
+      if (!preempt && (fairshare || drf)) cfg = FairshareConfig(fairshare, drf);
+      tessera::sched::UsageMap usage = FairshareUsage(seed);
       double total = 0, lo = 1e18, hi = 0, cpu = 0;
       tessera::sched::CycleResult r;
       for (int c = 0; c < cycles; ++c) {
         auto t0 = std::chrono::steady_clock::now();
         double c0 = CpuMs();
+        if (fairshare) tessera::sched::FillFairshare(snap, cfg, usage);  // timed, as in ctld
         r = tessera::sched::RunCycle(snap, cfg, registry);
         cpu += CpuMs() - c0;
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

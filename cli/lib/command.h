@@ -50,6 +50,8 @@ int RunTcontrol(CommandContext& ctx);
 int RunTacct(CommandContext& ctx);
 int RunTrun(CommandContext& ctx);  // trun.h
 int RunTacctmgr(CommandContext& ctx);  // tacctmgr_cmd.cc (issue 16 §1)
+int RunTshare(CommandContext& ctx);  // sshare (issue 16 §3, tshare_cmd.cc)
+int RunTprio(CommandContext& ctx);   // sprio (issue 16 §3, tprio_cmd.cc)
 
 // Prints "<prog>: error: <msg>" and returns 1.
 int Fail(CommandContext& ctx, const std::string& msg);

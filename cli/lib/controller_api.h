@@ -72,6 +72,15 @@ class ControllerApi {
     (void)req;
     return Status(Code::kUnimplemented, "ShowTopology is not implemented by " + Target());
   }
+  // tshare / tprio (issue 16 §3).
+  virtual Result<pb::GetSharesResponse> GetShares(const pb::GetSharesRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "GetShares is not implemented by " + Target());
+  }
+  virtual Result<pb::GetPrioritiesResponse> GetPriorities(const pb::GetPrioritiesRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "GetPriorities is not implemented by " + Target());
+  }
 };
 
 }  // namespace tessera::cli

@@ -104,6 +104,9 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status ChangeAssoc(grpc::ServerContext*, const v1::AssocRequest*, v1::AssocResponse*) override;
   grpc::Status ShowTopology(grpc::ServerContext*, const v1::ShowTopologyRequest*,
                             v1::ShowTopologyResponse*) override;  // issue 15
+  // Fair share (issue 16 §3; fairshare_service.cc): tshare, tprio.
+  grpc::Status GetShares(grpc::ServerContext*, const v1::GetSharesRequest*, v1::GetSharesResponse*) override;
+  grpc::Status GetPriorities(grpc::ServerContext*, const v1::GetPrioritiesRequest*, v1::GetPrioritiesResponse*) override;
 
  private:
   // Authenticates (munge over gRPC, SO_PEERCRED over the local socket) and authorizes.

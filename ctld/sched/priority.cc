@@ -17,9 +17,9 @@ PriorityContext MakePriorityContext(const ClusterSnapshot& snap, const SchedConf
   return c;
 }
 
-int64_t MultifactorPriority(const JobSnap& j, int64_t cpus, int64_t gpus, uint32_t tier,
-                            const SchedConfig& cfg, const PriorityContext& ctx) {
-  if (j.priority > 0) return j.priority;
+PriorityFactors MultifactorFactors(const JobSnap& j, int64_t cpus, int64_t gpus, uint32_t tier,
+                                   const SchedConfig& cfg, const PriorityContext& ctx) {
+  PriorityFactors f;
   int64_t eligible = j.eligible_time ? j.eligible_time : j.submit_time;
   double age = cfg.priority_max_age > 0
                    ? std::clamp(double(ctx.now - eligible) / double(cfg.priority_max_age), 0.0, 1.0)
@@ -33,9 +33,21 @@ int64_t MultifactorPriority(const JobSnap& j, int64_t cpus, int64_t gpus, uint32
   double qos = 0;
   if (const QosConfig* q = cfg.FindQos(j.qos); q && ctx.max_qos_priority > 0)
     qos = double(q->priority) / double(ctx.max_qos_priority);
-  double p = cfg.weight_age * age + cfg.weight_fairshare * std::clamp(j.fairshare, 0.0, 1.0) +
-             cfg.weight_job_size * size + cfg.weight_partition * part + cfg.weight_qos * qos;
-  return static_cast<int64_t>(std::llround(p)) - j.nice;
+  f.age = cfg.weight_age * age;
+  f.fairshare = cfg.weight_fairshare * std::clamp(j.fairshare, 0.0, 1.0);
+  f.job_size = cfg.weight_job_size * size;
+  f.partition = cfg.weight_partition * part;
+  f.qos = cfg.weight_qos * qos;
+  f.nice = j.nice;
+  double p = f.age + f.fairshare + f.job_size + f.partition + f.qos;
+  f.total = j.priority > 0 ? j.priority : static_cast<int64_t>(std::llround(p)) - j.nice;
+  return f;
+}
+
+int64_t MultifactorPriority(const JobSnap& j, int64_t cpus, int64_t gpus, uint32_t tier,
+                            const SchedConfig& cfg, const PriorityContext& ctx) {
+  if (j.priority > 0) return j.priority;
+  return MultifactorFactors(j, cpus, gpus, tier, cfg, ctx).total;
 }
 
 }  // namespace tessera::sched

@@ -1,5 +1,7 @@
 #include "ctld/sched/registry.h"
 
+#include "ctld/sched/plugins/plugins.h"
+
 namespace tessera::sched {
 namespace {
 
@@ -18,6 +20,7 @@ Registry Registry::Builtin() {
   RegisterBuiltinActions(r);
   RegisterMigPlanAction(r);
   RegisterPreemptAction(r);  // issue 16 §4 (actions/preempt.cc)
+  RegisterDrfPlugin(r);  // issue 16 §3
   return r;
 }
 

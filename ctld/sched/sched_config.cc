@@ -4,6 +4,7 @@
 
 #include "common/duration.h"
 #include "ctld/sched/registry.h"
+#include "ctld/sched/sched_config_fairshare.h"
 
 namespace tessera::sched {
 namespace {
@@ -110,6 +111,8 @@ Status ParseAccount(const ConfigLine& l, SchedConfig& c) {
       auto v = Int(a.where, p);
       if (!v.ok()) return v.status();
       a.grp_jobs = *v;
+    } else if (auto fs = ParseAccountFairshare(a.where, p, a); !fs.ok() || *fs) {
+      if (!fs.ok()) return fs.status();  // Fairshare= (issue 16 §3)
     } else {
       auto known = ParseAccountExtra(p, a);  // issue 16 keys (sched_config_assoc.cc)
       if (!known.ok()) return Bad(a.where, p, known.status().message());
@@ -211,6 +214,7 @@ Status ParseGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c
   }
   if (k == "schedulerparameters") return ParseSchedParams(where, p, c);
   if (k == "accountingstorageenforce") return ParseEnforce(where, p.value, c);
+  if (auto fs = ParseFairshareGlobal(where, p, c); !fs.ok() || *fs) return fs.status();
   if (k == "prioritymaxage") {
     auto t = Time(where, p);
     if (!t.ok()) return t.status();
@@ -285,7 +289,9 @@ Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
       TESSERA_RETURN_IF_ERROR(ParseAccount(l, c));
     } else if (head == "username") {
       TESSERA_RETURN_IF_ERROR(ParseUserLine(l, c));
-    } else if (head != "nodename" && head != "partitionname") {
+    } else if (head == "partitionname") {
+      TESSERA_RETURN_IF_ERROR(ParseFairsharePartition(l, c));  // issue 16 §3
+    } else if (head != "nodename") {
       for (const auto& p : l.pairs) TESSERA_RETURN_IF_ERROR(ParseGlobal(l.Where(), p, c));
     }
   }

@@ -105,6 +105,11 @@ struct UserAssocConfig {
   std::string where;                     // acct helper: "file:line" of its UserName= line
 };
 
+// PriorityFlags bits (issue 16 §3).
+inline constexpr uint32_t kPriorityFlagNoFairTree = 1;
+inline constexpr uint32_t kPriorityFlagMaxTres = 2;
+inline constexpr uint32_t kPriorityFlagMaxTresGres = 4;
+
 struct SchedConfig {
   std::vector<std::string> actions = {"enqueue", "allocate", "migplan", "backfill"};
   std::vector<std::string> plugins = {"priority",  "gang",      "predicates",
@@ -135,6 +140,16 @@ struct SchedConfig {
   std::map<std::string, std::string> default_account;  // user -> DefaultAccount
   // AccountingStorageEnforce= (associations, limits, qos, safe...): what submit refuses.
   bool enforce_associations = false, enforce_limits = false, enforce_qos = false;
+  // --- issue 16 §3: fair share (fairshare helper; keys parsed in sched_config_fairshare.cc,
+  // used by ctld/sched/fairshare.h) ---
+  //   PriorityDecayHalfLife=7-0  PriorityUsageResetPeriod=NONE|NOW|DAILY|WEEKLY|MONTHLY|
+  //   QUARTERLY|YEARLY  PriorityFlags=NO_FAIR_TREE,MAX_TRES,MAX_TRES_GRES
+  //   PartitionName=... TRESBillingWeights="CPU=1.0,Mem=0.25G,GRES/gpu=2.0"
+  //   AccountName=... Fairshare=N (raw shares; "parent" is not supported)
+  int64_t priority_decay_half_life = 7 * 86400;   // seconds; 0 = no decay
+  std::string priority_usage_reset = "NONE";      // upper case, validated
+  uint32_t priority_flags = 0;                    // kPriorityFlag* bits
+  std::map<std::string, std::string> tres_billing_weights;  // partition -> weights (validated)
   std::vector<std::string> warnings;
   // --- issue 16 §4 preemption (preempt helper; preempt_config.h) ---
   PreemptType preempt_type = PreemptType::kNone;

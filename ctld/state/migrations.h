@@ -55,6 +55,12 @@ inline const std::vector<const char*>& Migrations() {
       CREATE TABLE assoc (kind TEXT NOT NULL, name TEXT NOT NULL, record TEXT NOT NULL,
                           PRIMARY KEY (kind, name));
       )sql",
+      // 7: fair-share usage per association (issue 16 §3, ctld/usage.h): decayed
+      // billing-seconds as of meta usage_last_charge, kept as text ("%.17g", exact).
+      R"sql(
+      CREATE TABLE assoc_usage (account TEXT NOT NULL, user TEXT NOT NULL, usage TEXT NOT NULL,
+                                PRIMARY KEY (account, user));
+      )sql",
   };
   return kMigrations;
 }

@@ -126,6 +126,13 @@ void Batch::DeleteAssoc(const std::string& kind, const std::string& name) {
   ops_.push_back({Kind::kAssocDelete, 0, kind, name, 0, 0, {}, {}, {}});
 }
 
+void Batch::PutUsage(const UsageRow& u) {
+  ops_.push_back({Kind::kUsage, 0, u.account, u.user, 0, 0, {}, {}, {}});
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.17g", u.usage);
+  ops_.back().c = buf;
+}
+
 void Batch::Append(Batch other) {
   for (auto& op : other.ops_) ops_.push_back(std::move(op));
 }
@@ -270,8 +277,21 @@ Result<Recovered> Store::Load() {
   while (a.Step() == SQLITE_ROW) out.assoc_rows.push_back({a.Text(0), a.Text(1), a.Text(2)});
   Stmt as(rdb_, "SELECT value FROM meta WHERE key='assoc_config_seen'");
   if (as.ok() && as.Step() == SQLITE_ROW) out.assoc_config_seen = as.Text(0);
+  TESSERA_RETURN_IF_ERROR(LoadUsage(&out));
   out.created = created_;
   return out;
+}
+
+Status Store::LoadUsage(Recovered* out) {
+  Stmt u(rdb_, "SELECT account, user, usage FROM assoc_usage ORDER BY account, user");
+  if (!u.ok()) return u.Error("load fair-share usage");
+  while (u.Step() == SQLITE_ROW) out->usage.push_back({u.Text(0), u.Text(1), std::strtod(u.Text(2).c_str(), nullptr)});
+  Stmt m(rdb_, "SELECT key, value FROM meta WHERE key IN ('usage_last_charge', 'usage_last_reset')");
+  if (!m.ok()) return m.Error("load fair-share usage times");
+  while (m.Step() == SQLITE_ROW)
+    (m.Text(0) == "usage_last_charge" ? out->usage_last_charge : out->usage_last_reset) =
+        std::strtoll(m.Text(1).c_str(), nullptr, 10);
+  return Status::Ok();
 }
 
 void Store::Commit(Batch batch, std::function<void(const Status&)> done) {
@@ -365,6 +385,12 @@ Status Store::ApplyBatch(const Batch& b) {
         Stmt s(wdb_, Cached("DELETE FROM assoc WHERE kind=? AND name=?"));
         s.Bind(1, op.a).Bind(2, op.b);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "delete association"));
+        break;
+      }
+      case Batch::Kind::kUsage: {
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO assoc_usage(account, user, usage) VALUES(?,?,?)"));
+        s.Bind(1, op.a).Bind(2, op.b).Bind(3, op.c);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write fair-share usage"));
         break;
       }
       case Batch::Kind::kMeta: {

@@ -33,7 +33,7 @@
 
 namespace tessera::ctld {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // The persisted part of a node's state (migration 4): set by UpdateNode, loaded at start.
 // A row with neither drain nor down set means "as the node reports" (resumed).
@@ -61,6 +61,14 @@ struct AssocRow {
   std::string kind;    // account | user | assoc | qos
   std::string name;
   std::string record;  // JSON
+};
+
+// Fair-share usage of one association (migration 7, issue 16 §3; ctld/usage.h): decayed
+// billing-seconds as of meta "usage_last_charge".
+struct UsageRow {
+  std::string account;
+  std::string user;
+  double usage = 0;
 };
 
 struct StoreOptions {
@@ -93,6 +101,8 @@ class Batch {
   // The association store (acct helper, issue 16 §1): insert or replace a row, or delete one.
   void PutAssoc(const AssocRow& row);
   void DeleteAssoc(const std::string& kind, const std::string& name);
+  // Fair share (issue 16 §3): an association's usage (insert or replace).
+  void PutUsage(const UsageRow& u);
   // Adds the writes of `other` after these.
   void Append(Batch other);
   bool empty() const { return ops_.empty(); }
@@ -102,7 +112,8 @@ class Batch {
   friend class Store;
   enum class Kind {
     kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep, kNode, kGpuDrain, kGpuResume,
-    kAssocPut, kAssocDelete  // acct helper
+    kAssocPut, kAssocDelete  // acct helper,
+    kUsage  // fair share (issue 16 §3)
   };
   struct Op {
     Kind kind;
@@ -126,6 +137,9 @@ struct Recovered {
   std::vector<GpuDrainRow> gpu_drains;
   std::vector<AssocRow> assoc_rows;  // migration 6, in (kind, name) order
   std::string assoc_config_seen;     // meta "assoc_config_seen" (ctld/accounts), "" = none
+  // Fair share (issue 16 §3): usage rows and meta usage_last_charge / usage_last_reset (0: none).
+  std::vector<UsageRow> usage;
+  int64_t usage_last_charge = 0, usage_last_reset = 0;
   bool created = false;  // Open() made a new state (absent file, or init_state)
 };
 
@@ -178,6 +192,7 @@ class Store {
   Store(sqlite3* w, sqlite3* r, std::string path, bool created);
   void WriterLoop();
   Status ApplyBatch(const Batch& b);
+  Status LoadUsage(Recovered* out);  // fair share (issue 16 §3), under read_mu_
   Status Exec(const char* sql);
   // Prepared statements, keyed by their (static) SQL text: of the writer connection (writer
   // thread only) and of the reader (under read_mu_).

@@ -8,6 +8,7 @@ void RegisterOrderPlugins(Registry& r);      // priority, fifo, gang, nodeorder
 void RegisterPredicatesPlugin(Registry& r);  // predicates
 void RegisterLifecyclePlugin(Registry& r);   // lifecycle
 void RegisterLimitsPlugin(Registry& r);      // limits
+void RegisterDrfPlugin(Registry& r);         // drf (issue 16 §3, drf.cc)
 
 template <typename P>
 Registry::PluginFactory Simple() {

@@ -40,6 +40,8 @@ class FakeController final : public ControllerApi {
   FAKE_RPC(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
   FAKE_RPC(CreateStep, CreateStepRequest, CreateStepResponse)
   FAKE_RPC(CompleteStep, CompleteStepRequest, CompleteStepResponse)
+  FAKE_RPC(GetShares, GetSharesRequest, GetSharesResponse)              // issue 16 §3
+  FAKE_RPC(GetPriorities, GetPrioritiesRequest, GetPrioritiesResponse)  // issue 16 §3
 #undef FAKE_RPC
 };
 
@@ -133,6 +135,8 @@ struct CommandRun {
     FWD(Diagnostics, DiagnosticsRequest, DiagnosticsResponse)
     FWD(CreateStep, CreateStepRequest, CreateStepResponse)
     FWD(CompleteStep, CompleteStepRequest, CompleteStepResponse)
+    FWD(GetShares, GetSharesRequest, GetSharesResponse)              // issue 16 §3
+    FWD(GetPriorities, GetPrioritiesRequest, GetPrioritiesResponse)  // issue 16 §3
 #undef FWD
    private:
     FakeController& f_;

@@ -10,6 +10,7 @@
 #include "common/config_file.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
+#include "tests/unit/sched/scenario_fairshare.h"
 
 namespace tessera::sched::testing {
 namespace {
@@ -80,6 +81,8 @@ Status Parser::Line(int no, const std::string& raw) {
   if (k == "group") return Job(w, true);
   if (k == "running") return Running(w);
   if (k == "topology") return ScenarioTopologyLine(sc_, s.substr(s.find("topology") + 8), sc_.file + ":" + std::to_string(no));
+  if (auto fs = FairshareScenarioLine(w, sc_); !fs.ok() || *fs)  // fair share (issue 16)
+    return fs.ok() ? Status::Ok() : Err(fs.status().message());
   if (k == "finished") {
     if (w.size() != 3) return Err("finished ID ok|failed");
     auto n = Num(w[1], "job id");

@@ -16,6 +16,15 @@ struct Expect {
   int line = 0;
 };
 
+// Fair share (issue 16 §3, scenario_fairshare.h): one usage record.
+struct ScenarioUsage {
+  std::string account, user;
+  double value = 0;     // usage line: raw usage at `at`
+  int64_t at = -1;      // -1 = now
+  double billing = 0;   // charge line: units per second over [from, at]
+  int64_t from = -1;    // -1 = a usage line
+};
+
 struct Scenario {
   std::string file;
   std::string name;
@@ -27,6 +36,10 @@ struct Scenario {
   std::string topology_text;                // the topology.conf lines
   std::string topology_error;               // the parser's error (when the scenario expects one)
   std::vector<std::string> topology_warnings;
+  // --- fair share (scenario_fairshare.cc) ---
+  bool fairshare_on = false;
+  std::vector<ScenarioUsage> usage;
+  int64_t usage_last_reset = -1;
 };
 
 Result<Scenario> ParseScenario(const std::string& path);

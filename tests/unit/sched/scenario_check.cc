@@ -7,6 +7,7 @@
 #include "common/hostlist.h"
 #include "tests/unit/sched/scenario.h"
 #include "tests/unit/sched/scenario_preempt.h"
+#include "tests/unit/sched/scenario_fairshare.h"
 
 namespace tessera::sched::testing {
 namespace {
@@ -66,6 +67,7 @@ std::string CheckOne(const Scenario& s, const Expect& e, const CycleResult& r, c
   std::string preempt_why = CheckPreemptExpect(e, r, &preempt_kind);
   if (preempt_kind) return preempt_why;
   if (std::string why; CheckTopologyExpect(s, e, r, &why)) return why;
+  if (std::string fs = CheckFairshareExpect(s, e); fs != "?") return fs;  // issue 16
   const JobSnap* job = nullptr;
   for (const auto& j : s.snap.pending)
     if (j.id == e.job) job = &j;
@@ -139,21 +141,24 @@ bool SameDecisions(const CycleResult& a, const CycleResult& b) {
 
 }  // namespace
 
-std::vector<std::string> RunScenario(const Scenario& s) {
+std::vector<std::string> RunScenario(const Scenario& given) {
   std::vector<std::string> errors;
-  auto where = [&](int line) { return s.file + ":" + std::to_string(line) + ": "; };
+  const Scenario& s0 = given;
+  auto where = [&](int line) { return s0.file + ":" + std::to_string(line) + ": "; };
   std::string text;
-  for (const auto& l : s.config_text) text += l + "\n";
-  auto lines = ParseConfigText(text, s.file + "[config]");
+  for (const auto& l : s0.config_text) text += l + "\n";
+  auto lines = ParseConfigText(text, s0.file + "[config]");
   Result<SchedConfig> cfg = lines.ok() ? BuildSchedConfig(*lines) : Result<SchedConfig>(lines.status());
-  for (const auto& e : s.expects) {
+  for (const auto& e : s0.expects) {
     if (e.kind != "config_error") continue;
     if (cfg.ok()) errors.push_back(where(e.line) + "expected a config error");
     else if (cfg.status().message().find(Join(e.args)) == std::string::npos)
       errors.push_back(where(e.line) + "config error \"" + cfg.status().message() + "\" lacks \"" + Join(e.args) + "\"");
     return errors;
   }
-  if (!cfg.ok()) return {s.file + ": config: " + cfg.status().message()};
+  if (!cfg.ok()) return {s0.file + ": config: " + cfg.status().message()};
+  Scenario s = given;                    // fair share (issue 16): factors filled from usage
+  ApplyScenarioFairshare(s, *cfg);
   if (!s.topology_error.empty()) {  // only kept when the scenario expects it
     for (const auto& e : s.expects)
       if (std::string why; CheckTopologyExpect(s, e, CycleResult{}, &why) && !why.empty())

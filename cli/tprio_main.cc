@@ -1,0 +1,6 @@
+// tprio: thin entry point; the command lives in cli/lib (tprio_cmd.cc).
+#include "cli/lib/command.h"
+
+int main(int argc, char** argv) {
+  return tessera::cli::RunMain(argc, argv, tessera::cli::RunTprio);
+}
