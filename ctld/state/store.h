@@ -112,7 +112,7 @@ class Batch {
   friend class Store;
   enum class Kind {
     kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep, kNode, kGpuDrain, kGpuResume,
-    kAssocPut, kAssocDelete  // acct helper,
+    kAssocPut, kAssocDelete,  // acct helper
     kUsage  // fair share (issue 16 §3)
   };
   struct Op {
