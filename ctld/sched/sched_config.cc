@@ -283,14 +283,13 @@ Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
     const std::string& head = l.Head();
     if (head == "partitionname") {
       TESSERA_RETURN_IF_ERROR(ParsePartitionPreempt(l, c, part_preempt_default));
+      TESSERA_RETURN_IF_ERROR(ParseFairsharePartition(l, c));  // issue 16 §3
     } else if (head == "qosname") {
       TESSERA_RETURN_IF_ERROR(ParseQos(l, c));
     } else if (head == "accountname") {
       TESSERA_RETURN_IF_ERROR(ParseAccount(l, c));
     } else if (head == "username") {
       TESSERA_RETURN_IF_ERROR(ParseUserLine(l, c));
-    } else if (head == "partitionname") {
-      TESSERA_RETURN_IF_ERROR(ParseFairsharePartition(l, c));  // issue 16 §3
     } else if (head != "nodename") {
       for (const auto& p : l.pairs) TESSERA_RETURN_IF_ERROR(ParseGlobal(l.Where(), p, c));
     }
