@@ -99,6 +99,9 @@ func run(f flags) error {
 		return err
 	}
 	client, err := kubeClient(f.kubeconfig)
+	// nodeutil.NewNode builds a default client from $KUBECONFIG before taking ours: point it at
+	// the same file so it does not warn about a missing in-cluster configuration.
+	os.Setenv("KUBECONFIG", f.kubeconfig)
 	if err != nil {
 		return err
 	}
