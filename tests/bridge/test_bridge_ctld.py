@@ -30,7 +30,8 @@ def cluster():
 
 
 @pytest.mark.parametrize("test", ["TestE2EPodLifecycleAgainstCtld", "TestE2EBridgeRestartAdoptsJobs",
-                                  "TestE2ENodeCapacityFollowsTessera"])
+                                  "TestE2ENodeCapacityFollowsTessera",
+                                  "TestE2EPendingPodCarriesTesseraReason"])
 def test_provider_against_ctld(cluster, test):
     env = dict(os.environ, TESSERA_BRIDGE_E2E_CTLD=f"127.0.0.1:{cluster.ctld_port}",
                TESSERA_BRIDGE_E2E_MUNGE=cluster.munge_socket, TESSERA_BRIDGE_E2E_USER=USER,

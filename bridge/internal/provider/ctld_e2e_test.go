@@ -256,3 +256,54 @@ func TestE2ENodeCapacityFollowsTessera(t *testing.T) {
 	}
 	t.Fatalf("allocatable did not drop to 2 CPUs while a plain job runs: %v", ns.node.Status.Allocatable)
 }
+
+func TestE2EPendingPodCarriesTesseraReason(t *testing.T) {
+	e := newE2E(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := e.start(ctx)
+	// A plain Tessera job takes every CPU of the partition (two nodes of 2 CPUs).
+	spec := &pb.JobSpec{Name: "hog", Argv: []string{"/bin/sleep", "60"}, Workdir: "/tmp",
+		Partition: "debug", Uid: e.table.Namespaces["team-a"].UID, NodesMin: 2, NodesMax: 2,
+		TaskGroups: []*pb.TaskGroup{{Name: "main", Count: 2, TasksPerNode: 1, PerTask: &pb.Resources{Cpus: 2}}}}
+	r, err := e.api.SubmitJob(ctx, &pb.SubmitJobRequest{Spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hog := r.GetJobId()
+	defer e.api.CancelJob(context.Background(), &pb.CancelJobRequest{JobIds: []uint64{hog}})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		j, err := e.api.GetJob(ctx, &pb.GetJobRequest{JobId: hog})
+		if err == nil && j.GetState() == pb.JobState_RUNNING {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d never ran: %v %v", hog, j.GetState(), err)
+		}
+	}
+	if err := n.CreatePod(ctx, testPod("waiter", "team-a", "echo ran")); err != nil {
+		t.Fatal(err)
+	}
+	var reason string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && reason == ""; time.Sleep(100 * time.Millisecond) {
+		e.mu.Lock()
+		if p := e.seen["waiter"]; p != nil && p.Status.Phase == corev1.PodPending {
+			for _, c := range p.Status.Conditions {
+				if c.Type == "tessera.io/JobScheduled" && c.Status == corev1.ConditionFalse && c.Reason != "" {
+					reason = c.Reason
+				}
+			}
+		}
+		e.mu.Unlock()
+	}
+	if reason != "Resources" && reason != "Priority" {
+		t.Fatalf("pending pod's Tessera reason %q (last status %+v)", reason, e.seen["waiter"])
+	}
+	// Once the CPUs are free the pod runs to the end.
+	if _, err := e.api.CancelJob(ctx, &pb.CancelJobRequest{JobIds: []uint64{hog}}); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.waitPhase("waiter", corev1.PodSucceeded, corev1.PodFailed); p.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("waiter: %+v", p.Status)
+	}
+}
