@@ -111,18 +111,9 @@ func run(f flags) error {
 		return err
 	}
 	vklog.G(ctx).Infof("partitions %v; %d jobs of pods already in tessera-ctld", parts, n)
-	_, port, err := net.SplitHostPort(f.listen)
+	nodes, err := newNodes(ctx, f, client, pods, parts)
 	if err != nil {
-		return fmt.Errorf("--listen %q: %w", f.listen, err)
-	}
-	portNum, _ := strconv.Atoi(port)
-	var nodes []*nodeutil.Node
-	for _, part := range parts {
-		nd, err := newNode(ctx, f, client, pods, part, int32(portNum))
-		if err != nil {
-			return err
-		}
-		nodes = append(nodes, nd)
+		return err
 	}
 	stopHTTP, err := serveKubeletAPI(f, pods)
 	if err != nil {
@@ -181,6 +172,28 @@ func kubeClient(path string) (kubernetes.Interface, error) {
 		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
 	}
 	return kubernetes.NewForConfig(cfg)
+}
+
+// newNodes makes one virtual node per partition, all reporting the same kubelet port.
+func newNodes(ctx context.Context, f flags, client kubernetes.Interface, pods *provider.Pods,
+	parts []string) ([]*nodeutil.Node, error) {
+	_, port, err := net.SplitHostPort(f.listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: %w", f.listen, err)
+	}
+	portNum, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: port %q is not a number", f.listen, port)
+	}
+	var nodes []*nodeutil.Node
+	for _, part := range parts {
+		nd, err := newNode(ctx, f, client, pods, part, int32(portNum))
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, nd)
+	}
+	return nodes, nil
 }
 
 func newNode(ctx context.Context, f flags, client kubernetes.Interface, pods *provider.Pods,

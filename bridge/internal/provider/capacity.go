@@ -57,8 +57,31 @@ func (c *counts) list(pods int64) corev1.ResourceList {
 // (their allocations stay in allocatable); running lists the running jobs with allocations.
 func PartitionCapacity(partition string, nodes []*pb.NodeInfo, running []*pb.JobInfo,
 	bridgeJobs map[uint64]bool, maxPods int64) Capacity {
+	capc, inPart, why := sumNodes(partition, nodes)
+	free := capc
+	free.migs = map[string]int64{}
+	for p, v := range capc.migs {
+		free.migs[p] = v
+	}
+	for _, j := range running {
+		if !bridgeJobs[j.GetJobId()] {
+			free.subtract(j, inPart)
+		}
+	}
+	c := Capacity{Capacity: capc.list(maxPods), Allocatable: free.list(maxPods), UsableNodes: len(inPart)}
+	if len(inPart) == 0 {
+		sort.Strings(why)
+		c.Why = fmt.Sprintf("partition %s has no usable node", partition)
+		if len(why) > 0 {
+			c.Why += " (" + strings.Join(why, ", ") + ")"
+		}
+	}
+	return c
+}
+
+// sumNodes adds up the partition's usable nodes; why lists the others with their states.
+func sumNodes(partition string, nodes []*pb.NodeInfo) (counts, map[string]*pb.NodeInfo, []string) {
 	capc := counts{migs: map[string]int64{}}
-	free := counts{migs: map[string]int64{}}
 	inPart := map[string]*pb.NodeInfo{}
 	var why []string
 	for _, n := range nodes {
@@ -77,48 +100,34 @@ func PartitionCapacity(partition string, nodes []*pb.NodeInfo, running []*pb.Job
 				continue
 			}
 			capc.gpuSeen = true
-			if g.GetMigEnabled() {
-				for _, m := range g.GetMigInstances() {
-					capc.migs[m.GetProfile()]++
-				}
+			if !g.GetMigEnabled() {
+				capc.gpus++
 				continue
 			}
-			capc.gpus++
+			for _, m := range g.GetMigInstances() {
+				capc.migs[m.GetProfile()]++
+			}
 		}
 	}
-	free = capc
-	free.migs = map[string]int64{}
-	for p, v := range capc.migs {
-		free.migs[p] = v
-	}
-	for _, j := range running {
-		if bridgeJobs[j.GetJobId()] {
+	return capc, inPart, why
+}
+
+// subtract takes off what a job holds on the partition's nodes.
+func (c *counts) subtract(j *pb.JobInfo, inPart map[string]*pb.NodeInfo) {
+	for _, a := range j.GetAlloc() {
+		n, ok := inPart[a.GetNode()]
+		if !ok {
 			continue
 		}
-		for _, a := range j.GetAlloc() {
-			n, ok := inPart[a.GetNode()]
-			if !ok {
-				continue
-			}
-			free.cpus -= int64(a.GetCpus())
-			free.memMiB -= int64(a.GetMemMib())
-			free.gpus -= int64(len(a.GetGpuIndices()))
-			for _, uuid := range a.GetMigUuids() {
-				if p := migProfile(n, uuid); p != "" {
-					free.migs[p]--
-				}
+		c.cpus -= int64(a.GetCpus())
+		c.memMiB -= int64(a.GetMemMib())
+		c.gpus -= int64(len(a.GetGpuIndices()))
+		for _, uuid := range a.GetMigUuids() {
+			if p := migProfile(n, uuid); p != "" {
+				c.migs[p]--
 			}
 		}
 	}
-	c := Capacity{Capacity: capc.list(maxPods), Allocatable: free.list(maxPods), UsableNodes: len(inPart)}
-	if len(inPart) == 0 {
-		sort.Strings(why)
-		c.Why = fmt.Sprintf("partition %s has no usable node", partition)
-		if len(why) > 0 {
-			c.Why += " (" + strings.Join(why, ", ") + ")"
-		}
-	}
-	return c
 }
 
 func migProfile(n *pb.NodeInfo, uuid string) string {

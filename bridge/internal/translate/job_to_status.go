@@ -18,11 +18,7 @@ const ConditionTesseraScheduled corev1.PodConditionType = "tessera.io/JobSchedul
 // with the exit code (signals as 128+signal, as a kubelet reports them). `now` stamps the
 // conditions' transition times.
 func PodStatus(pod *corev1.Pod, job *pb.JobInfo, now time.Time) *corev1.PodStatus {
-	st := &corev1.PodStatus{
-		Phase:     corev1.PodPending,
-		HostIP:    "",
-		StartTime: pod.Status.StartTime,
-	}
+	st := &corev1.PodStatus{Phase: corev1.PodPending, StartTime: pod.Status.StartTime}
 	if st.StartTime == nil {
 		t := metav1.NewTime(now)
 		st.StartTime = &t
@@ -74,12 +70,17 @@ func PodStatus(pod *corev1.Pod, job *pb.JobInfo, now time.Time) *corev1.PodStatu
 		}
 	}
 	st.ContainerStatuses = []corev1.ContainerStatus{cs}
-	st.Conditions = []corev1.PodCondition{
+	st.Conditions = conditions(st, scheduled, ready)
+	return st
+}
+
+// conditions: scheduled by Kubernetes (always, the pod is bound), by Tessera, ready.
+func conditions(st *corev1.PodStatus, tessera, ready corev1.PodCondition) []corev1.PodCondition {
+	return []corev1.PodCondition{
 		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: *st.StartTime},
-		scheduled, ready,
+		tessera, ready,
 		{Type: corev1.ContainersReady, Status: ready.Status, LastTransitionTime: ready.LastTransitionTime},
 	}
-	return st
 }
 
 // ExitCode is the container exit code for an ended job: the script's status, 128+signal when a
