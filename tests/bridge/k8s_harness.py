@@ -145,7 +145,7 @@ class ControlPlane:
             f"--kubeconfig={self.root}/controller-manager.kubeconfig",
             "--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=true",
             f"--service-account-private-key-file={p}/sa.key", f"--root-ca-file={p}/ca.crt",
-            "--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle", "--v=1"])
+            "--v=1"])
         self.apply(BRIDGE_RBAC)
         return self
 
