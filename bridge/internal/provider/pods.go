@@ -1,0 +1,236 @@
+// Package provider is the virtual kubelet's provider: pods bound to a partition's virtual node
+// become Tessera jobs (PodLifecycleHandler), and the node's capacity and conditions come from
+// the partition's nodes (NodeProvider).
+//
+// One Pods serves every virtual node of the process; Node(name, partition) gives each node's
+// view (its pods only, its partition for new jobs).
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
+	"github.com/virtual-kubelet/virtual-kubelet/log"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	pb "github.com/tessera-hpc/tessera/bridge/internal/gen/tesserav1"
+	"github.com/tessera-hpc/tessera/bridge/internal/mapping"
+	"github.com/tessera-hpc/tessera/bridge/internal/translate"
+)
+
+// tracked is one pod the bridge runs, and its job.
+type tracked struct {
+	pod   *corev1.Pod // as last given by the pod controller, status ours
+	node  string
+	jobID uint64
+	job   *pb.JobInfo // last seen; nil before the first listing
+	ended bool        // deleted from Kubernetes, or its job ended
+}
+
+// Pods runs pods as jobs through ctld's public API.
+type Pods struct {
+	api   pb.ControllerClient
+	table *mapping.Table
+	now   func() time.Time
+
+	mu       sync.Mutex
+	pods     map[string]*tracked          // "ns/name"
+	adopted  map[types.UID]uint64         // pod UID -> job, from ctld (restart safety)
+	notifier map[string]func(*corev1.Pod) // node name -> the library's status callback
+}
+
+// NewPods makes the pod side of the bridge. Call Adopt before the nodes run.
+func NewPods(api pb.ControllerClient, table *mapping.Table) *Pods {
+	return &Pods{api: api, table: table, now: time.Now, pods: map[string]*tracked{},
+		adopted: map[types.UID]uint64{}, notifier: map[string]func(*corev1.Pod){}}
+}
+
+// Adopt learns which jobs ctld already runs for pods (the pod UID is in the job's comment), so
+// a restarted bridge follows them instead of submitting again. Jobs that ended long enough ago
+// to have left ctld's memory belong to pods Kubernetes already shows as ended (never re-run).
+func (p *Pods) Adopt(ctx context.Context) (int, error) {
+	resp, err := p.api.ListJobs(ctx, &pb.ListJobsRequest{IncludeFinished: true, ExpandArrays: true})
+	if err != nil {
+		return 0, fmt.Errorf("listing jobs to adopt: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, j := range resp.GetJobs() {
+		uid := translate.PodUIDFromComment(j.GetSpec().GetComment())
+		if uid == "" {
+			continue
+		}
+		if old, ok := p.adopted[types.UID(uid)]; !ok || j.GetJobId() > old {
+			p.adopted[types.UID(uid)] = j.GetJobId()
+		}
+		n++
+	}
+	return n, nil
+}
+
+func key(ns, name string) string { return ns + "/" + name }
+
+// submit creates the job for a pod, or adopts the one ctld already has for its UID.
+func (p *Pods) submit(ctx context.Context, pod *corev1.Pod, node, partition string) error {
+	p.mu.Lock()
+	jobID, adopted := p.adopted[pod.UID]
+	p.mu.Unlock()
+	if !adopted {
+		entry, err := p.table.Lookup(pod.Namespace)
+		if err != nil {
+			return err
+		}
+		spec, err := translate.PodToJob(pod, entry, translate.Options{Partition: partition})
+		if err != nil {
+			return err
+		}
+		resp, err := p.api.SubmitJob(ctx, &pb.SubmitJobRequest{Spec: spec})
+		if err != nil {
+			return fmt.Errorf("pod %s/%s: tessera-ctld refused the job: %w", pod.Namespace, pod.Name, err)
+		}
+		jobID = resp.GetJobId()
+		log.G(ctx).Infof("pod %s/%s (uid %s) -> Tessera job %d", pod.Namespace, pod.Name, pod.UID, jobID)
+	} else {
+		log.G(ctx).Infof("pod %s/%s (uid %s) adopted Tessera job %d", pod.Namespace, pod.Name, pod.UID, jobID)
+	}
+	t := &tracked{pod: pod.DeepCopy(), node: node, jobID: jobID}
+	t.job = &pb.JobInfo{JobId: jobID, State: pb.JobState_PENDING, Reason: "Submitted"}
+	t.pod.Status = *translate.PodStatus(pod, t.job, p.now())
+	p.mu.Lock()
+	p.pods[key(pod.Namespace, pod.Name)] = t
+	p.adopted[pod.UID] = jobID
+	p.mu.Unlock()
+	return nil
+}
+
+// remove cancels a pod's job (when it has not ended) and reports the pod terminated.
+func (p *Pods) remove(ctx context.Context, pod *corev1.Pod) error {
+	k := key(pod.Namespace, pod.Name)
+	p.mu.Lock()
+	t, ok := p.pods[k]
+	p.mu.Unlock()
+	if !ok {
+		return errdefs.NotFoundf("pod %s is not run by the bridge", k)
+	}
+	if t.job == nil || !terminal(t.job.GetState()) {
+		resp, err := p.api.CancelJob(ctx, &pb.CancelJobRequest{JobIds: []uint64{t.jobID}})
+		if err != nil {
+			return fmt.Errorf("cancelling Tessera job %d of pod %s: %w", t.jobID, k, err)
+		}
+		if len(resp.GetErrors()) > 0 {
+			log.G(ctx).Warnf("cancel of job %d: %v", t.jobID, resp.GetErrors())
+		}
+		log.G(ctx).Infof("pod %s deleted: cancelled Tessera job %d", k, t.jobID)
+	}
+	p.mu.Lock()
+	delete(p.pods, k)
+	notify := p.notifier[t.node]
+	p.mu.Unlock()
+	done := t.pod.DeepCopy()
+	job := &pb.JobInfo{JobId: t.jobID, State: pb.JobState_CANCELLED, ExitSignal: 15}
+	if t.job != nil && terminal(t.job.GetState()) {
+		job = t.job
+	}
+	done.Status = *translate.PodStatus(done, job, p.now())
+	if notify != nil {
+		notify(done)
+	}
+	return nil
+}
+
+func terminal(s pb.JobState) bool {
+	switch s {
+	case pb.JobState_PENDING, pb.JobState_RUNNING, pb.JobState_SUSPENDED, pb.JobState_COMPLETING,
+		pb.JobState_JOB_STATE_UNSPECIFIED:
+		return false
+	}
+	return true
+}
+
+// Poll follows the tracked jobs' states until ctx ends, every `every`, and reports each pod
+// whose status changed through its node's callback.
+func (p *Pods) Poll(ctx context.Context, every time.Duration) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		if err := p.refresh(ctx); err != nil && ctx.Err() == nil {
+			log.G(ctx).Warnf("following jobs: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *Pods) refresh(ctx context.Context) error {
+	p.mu.Lock()
+	ids := make([]uint64, 0, len(p.pods))
+	for _, t := range p.pods {
+		if !t.ended {
+			ids = append(ids, t.jobID)
+		}
+	}
+	p.mu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	resp, err := p.api.ListJobs(ctx, &pb.ListJobsRequest{JobIds: ids, IncludeFinished: true, ExpandArrays: true})
+	if err != nil {
+		return err
+	}
+	byID := map[uint64]*pb.JobInfo{}
+	for _, j := range resp.GetJobs() {
+		byID[j.GetJobId()] = j
+	}
+	type update struct {
+		cb  func(*corev1.Pod)
+		pod *corev1.Pod
+	}
+	var updates []update
+	p.mu.Lock()
+	for _, t := range p.pods {
+		j, ok := byID[t.jobID]
+		if !ok || t.ended || sameJobView(t.job, j) {
+			continue
+		}
+		t.job = j
+		t.ended = terminal(j.GetState())
+		np := t.pod.DeepCopy()
+		np.Status = *translate.PodStatus(np, j, p.now())
+		t.pod = np
+		if cb := p.notifier[t.node]; cb != nil {
+			updates = append(updates, update{cb, np.DeepCopy()})
+		}
+	}
+	p.mu.Unlock()
+	for _, u := range updates {
+		u.cb(u.pod)
+	}
+	return nil
+}
+
+// sameJobView: nothing the pod status shows has changed.
+func sameJobView(a, b *pb.JobInfo) bool {
+	return a != nil && a.GetState() == b.GetState() && a.GetReason() == b.GetReason() &&
+		a.GetStartTime() == b.GetStartTime() && a.GetNodelist() == b.GetNodelist()
+}
+
+// lookup returns a copy of a tracked pod, or NotFound.
+func (p *Pods) lookup(ns, name, node string) (*tracked, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.pods[key(ns, name)]
+	if !ok || (node != "" && t.node != node) {
+		return nil, errdefs.NotFoundf("pod %s/%s is not run by the bridge", ns, name)
+	}
+	c := *t
+	c.pod = t.pod.DeepCopy()
+	return &c, nil
+}
