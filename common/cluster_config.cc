@@ -65,21 +65,9 @@ Result<bool> YesNo(const std::string& where, const ConfigPair& p) {
   return BadValue(where, p, "expected YES or NO");
 }
 
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t c = s.find(',', pos);
-    if (c == std::string::npos) c = s.size();
-    if (c > pos) out.push_back(s.substr(pos, c - pos));
-    pos = c + 1;
-  }
-  return out;
-}
-
 // Gres=gpu:a100:2,gpu:2 -> model->count.
 Status ParseGres(const std::string& where, const ConfigPair& p, std::map<std::string, uint32_t>* out) {
-  for (const auto& item : SplitComma(p.value)) {
+  for (const auto& item : SplitList(p.value)) {
     std::vector<std::string> f;
     size_t pos = 0;
     while (pos <= item.size()) {
@@ -178,7 +166,7 @@ class Builder {
     if (k == "slurmdspooldir") { c_->spool_dir = p.value; return Status::Ok(); }
     if (k == "tesseralogdir") { c_->log_dir = p.value; return Status::Ok(); }
     if (k == "authinfo") {
-      for (const auto& opt : SplitComma(p.value)) {
+      for (const auto& opt : SplitList(p.value)) {
         if (opt.rfind("socket=", 0) == 0) c_->munge_socket = opt.substr(7);
       }
       return Status::Ok();
@@ -205,8 +193,8 @@ class Builder {
       return Status::Ok();
     }
     if (k == "slurmuser" || k == "tesserauser") { c_->cluster_user = p.value; return Status::Ok(); }
-    if (k == "tesseraadmins") { c_->admins = SplitComma(p.value); return Status::Ok(); }
-    if (k == "tesseraoperators") { c_->operators = SplitComma(p.value); return Status::Ok(); }
+    if (k == "tesseraadmins") { c_->admins = SplitList(p.value); return Status::Ok(); }
+    if (k == "tesseraoperators") { c_->operators = SplitList(p.value); return Status::Ok(); }
     if (k == "cgroupmountpoint" || k == "cgrouppidsmax" || k == "gpuignoredxids" || k == "rdmasysfsroot") {
       return Status::Ok();  // read by tessera-noded (noded/README.md)
     }
@@ -261,7 +249,7 @@ class Builder {
         if (!n.ok()) return BadValue(l.Where(), p, "expected MiB");
         proto.real_memory_mib = *n;
       } else if (k == "feature" || k == "features") {
-        proto.features = SplitComma(p.value);
+        proto.features = SplitList(p.value);
       } else if (k == "gres") {
         proto.gres_gpus.clear();
         TESSERA_RETURN_IF_ERROR(ParseGres(l.Where(), p, &proto.gres_gpus));

@@ -1,5 +1,6 @@
 #include "common/config_file.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -118,6 +119,20 @@ std::string ToLower(std::string_view s) {
   std::string r(s);
   for (auto& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return r;
+}
+
+std::vector<std::string> SplitList(std::string_view s, bool unique) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string_view::npos) end = s.size();
+    std::string item(s.substr(start, end - start));
+    if (!item.empty() && (!unique || std::find(out.begin(), out.end(), item) == out.end()))
+      out.push_back(std::move(item));
+    start = end + 1;
+  }
+  return out;
 }
 
 const std::string* ConfigLine::Find(std::string_view key) const {

@@ -41,4 +41,8 @@ Result<std::vector<ConfigLine>> ParseConfigText(std::string_view text, const std
 
 std::string ToLower(std::string_view s);
 
+// The comma-separated items of a config value ("a,b,,c" -> {"a", "b", "c"}): empty items are
+// dropped; unique = true also drops repeats (the first stays).
+std::vector<std::string> SplitList(std::string_view s, bool unique = false);
+
 }  // namespace tessera

@@ -12,19 +12,6 @@ namespace {
 
 using KVs = std::vector<std::pair<std::string, std::string>>;
 
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(start, end - start);
-    if (!item.empty() && std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
-    start = end + 1;
-  }
-  return out;
-}
-
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
@@ -45,7 +32,7 @@ std::vector<std::string> TargetNames(const AssocRequest& r, const KVs& kvs, cons
   for (const auto& [k, v] : kvs) {
     std::string c = CanonKey(k);
     if (c == "name" || (alias && c == alias)) {
-      for (const auto& n : SplitList(v)) names.push_back(n);
+      for (const auto& n : SplitList(v, true)) names.push_back(n);
     } else {
       rest->emplace_back(k, v);
     }
@@ -116,7 +103,7 @@ Result<AssocOutcome> AddUsers(const AssocDb& db, const AssocRequest& r) {
   std::string default_account;
   for (const auto& [k, v] : rest) {
     std::string c = CanonKey(k);
-    if (c == "account") accounts = SplitList(v);
+    if (c == "account") accounts = SplitList(v, true);
     else if (c == "defaultaccount") default_account = v;
     else settings.emplace_back(k, v);
   }
@@ -244,8 +231,8 @@ Result<AssocOutcome> Modify(const AssocDb& db, const AssocRequest& r) {
   std::vector<std::string> users, accounts;
   for (const auto& [k, v] : r.where) {
     std::string c = CanonKey(k);
-    if (c == "user") users = SplitList(v);
-    else if (c == "account") accounts = SplitList(v);
+    if (c == "user") users = SplitList(v, true);
+    else if (c == "account") accounts = SplitList(v, true);
     else if (c != "name") return Unknown(k);
   }
   std::vector<std::string> names = TargetNames(r, r.where, nullptr, &conds);
@@ -339,7 +326,7 @@ Result<AssocOutcome> Delete(const AssocDb& db, const AssocRequest& r) {
   std::vector<std::string> names = TargetNames(r, r.where, alias, &conds);
   std::vector<std::string> accounts;
   for (const auto& [k, v] : conds) {
-    if (r.entity == "user" && CanonKey(k) == "account") accounts = SplitList(v);
+    if (r.entity == "user" && CanonKey(k) == "account") accounts = SplitList(v, true);
     else return Unknown(k);
   }
   if (!r.set.empty()) return InvalidArgument("delete takes no set clause");

@@ -17,18 +17,6 @@ std::string Join(const std::vector<std::string>& v) {
   return s;
 }
 
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // Conditions of a show: key (canonical) -> accepted values.
 struct Filter {
   std::map<std::string, std::vector<std::string>> conds;

@@ -10,19 +10,6 @@
 namespace tessera::sched {
 namespace {
 
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(start, end - start);
-    if (!item.empty()) out.push_back(item);
-    start = end + 1;
-  }
-  return out;
-}
-
 Status BadKey(const std::string& where, const ConfigPair& p, const std::string& why) {
   return InvalidArgument(where + ": invalid value \"" + p.value + "\" for " + p.raw_key + ": " +
                          why);

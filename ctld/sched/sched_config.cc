@@ -9,19 +9,6 @@
 namespace tessera::sched {
 namespace {
 
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(start, end - start);
-    if (!item.empty()) out.push_back(item);
-    start = end + 1;
-  }
-  return out;
-}
-
 Status Bad(const std::string& where, const ConfigPair& p, const std::string& why) {
   return InvalidArgument(where + ": invalid value \"" + p.value + "\" for " + p.raw_key + ": " +
                          why);
@@ -127,7 +114,7 @@ Status ParseAccount(const ConfigLine& l, SchedConfig& c) {
 }
 
 Status ParseSchedParams(const std::string& where, const ConfigPair& p, SchedConfig& c) {
-  for (const auto& opt : SplitComma(p.value)) {
+  for (const auto& opt : SplitList(p.value)) {
     size_t eq = opt.find('=');
     std::string key = ToLower(opt.substr(0, eq));
     std::string val = eq == std::string::npos ? "" : opt.substr(eq + 1);
@@ -194,7 +181,7 @@ Status ParseGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c
   if (preempt_key) return Status::Ok();
   Registry reg = Registry::Builtin();
   if (k == "scheduleractions") {
-    c.actions = SplitComma(ToLower(p.value));
+    c.actions = SplitList(ToLower(p.value));
     for (const auto& a : c.actions) {
       if (!reg.HasAction(a))
         return InvalidArgument(where + ": unknown scheduler action \"" + a + "\" in " + p.raw_key +
@@ -205,7 +192,7 @@ Status ParseGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c
     return Status::Ok();
   }
   if (k == "schedulerplugins") {
-    c.plugins = SplitComma(ToLower(p.value));
+    c.plugins = SplitList(ToLower(p.value));
     for (const auto& a : c.plugins)
       if (!reg.HasPlugin(a))
         return InvalidArgument(where + ": unknown scheduler plugin \"" + a + "\" in " + p.raw_key +
@@ -243,7 +230,7 @@ Status ParseGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c
 
 Result<TresLimit> ParseTres(const std::string& s) {
   TresLimit t;
-  for (const auto& item : SplitComma(s)) {
+  for (const auto& item : SplitList(s)) {
     size_t eq = item.find('=');
     if (eq == std::string::npos) return InvalidArgument("TRES item \"" + item + "\" has no '='");
     std::string name = ToLower(item.substr(0, eq));

@@ -10,19 +10,6 @@
 namespace tessera::sched {
 namespace {
 
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(start, end - start);
-    if (!item.empty() && std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
-    start = end + 1;
-  }
-  return out;
-}
-
 bool Clears(const std::string& v) { return v.empty() || v == "-1" || ToLower(v) == "unlimited"; }
 
 Result<int64_t> Count(const std::string& key, const std::string& v) {
@@ -57,16 +44,16 @@ Result<bool> Yes(const std::string& v) {
 Result<bool> SetQosList(const std::string& key, const std::string& value,
                         std::vector<std::string>& list) {
   if (key == "qos" || key == "qoslevel") {
-    list = value == "''" || value == "\"\"" ? std::vector<std::string>{} : SplitList(value);
+    list = value == "''" || value == "\"\"" ? std::vector<std::string>{} : SplitList(value, true);
     return true;
   }
   if (key == "qos+" || key == "qoslevel+") {
-    for (const auto& q : SplitList(value))
+    for (const auto& q : SplitList(value, true))
       if (std::find(list.begin(), list.end(), q) == list.end()) list.push_back(q);
     return true;
   }
   if (key == "qos-" || key == "qoslevel-") {
-    for (const auto& q : SplitList(value))
+    for (const auto& q : SplitList(value, true))
       list.erase(std::remove(list.begin(), list.end(), q), list.end());
     return true;
   }
@@ -80,7 +67,7 @@ Status MergeTres(const std::string& s, TresLimit& t) {
     t = TresLimit{};
     return Status::Ok();
   }
-  for (const auto& item : SplitList(s)) {
+  for (const auto& item : SplitList(s, true)) {
     size_t eq = item.find('=');
     if (eq == std::string::npos) return InvalidArgument("TRES item \"" + item + "\" has no '='");
     std::string name = ToLower(item.substr(0, eq));
@@ -239,7 +226,7 @@ Status ParseUserLine(const ConfigLine& l, SchedConfig& c) {
     if (p.key == "username") {
       user = p.value;
     } else if (p.key == "accounts" || p.key == "account") {
-      accounts = SplitList(p.value);
+      accounts = SplitList(p.value, true);
     } else if (p.key == "defaultaccount") {
       default_account = p.value;
     } else {
@@ -272,7 +259,7 @@ Status ParseUserLine(const ConfigLine& l, SchedConfig& c) {
 
 Status ParseEnforce(const std::string& where, const std::string& value, SchedConfig& c) {
   c.enforce_associations = c.enforce_limits = c.enforce_qos = false;
-  for (const auto& item : SplitList(ToLower(value))) {
+  for (const auto& item : SplitList(ToLower(value), true)) {
     if (item == "associations") c.enforce_associations = true;
     else if (item == "limits" || item == "safe") c.enforce_limits = c.enforce_associations = true;
     else if (item == "qos") c.enforce_qos = c.enforce_associations = true;
