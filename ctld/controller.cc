@@ -162,7 +162,7 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
       }
     }
   }
-  TESSERA_RETURN_IF_ERROR(sched::CheckSubmit(snap, mine, *sched_cfg_));
+  TESSERA_RETURN_IF_ERROR(sched::CheckSubmit(snap, mine, *sched_cfg_, &Assocs().idx));
   return r;
 }
 

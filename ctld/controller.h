@@ -25,6 +25,7 @@
 #include "ctld/state/store.h"
 #include "ctld/topology_live.h"
 #include "ctld/usage.h"
+#include "ctld/sched/assoc.h"
 #include "ctld/sched/priority.h"
 
 namespace tessera::ctld {
@@ -252,6 +253,15 @@ class Controller {
   void ApplyAssocDefaults(JobRecord& r, bool time_given) const;
   // Submit limits of associations need every active job counted (not only the caller's).
   bool AssocSubmitLimits() const;
+  // The association index of the current sched_cfg_, built once per config (not per submit).
+  struct LiveAssocs {
+    explicit LiveAssocs(std::shared_ptr<const sched::SchedConfig> c);
+    std::shared_ptr<const sched::SchedConfig> cfg;  // kept alive for idx
+    sched::AssocIndex idx;
+    bool submit_limits = false;  // an association has MaxSubmitJobs/GrpSubmitJobs (enforced)
+  };
+  const LiveAssocs& Assocs() const;
+  mutable std::unique_ptr<LiveAssocs> assocs_;  // core thread; rebuilt when sched_cfg_ changes
   // Starts pending job `id` on `placement` if it still fits the live tables (durable start,
   // then launch). False when it no longer can.
   bool StartJob(uint64_t id, const std::vector<sched::NodePlacement>& placement);

@@ -50,10 +50,27 @@ Result<std::vector<accounts::ShowRow>> Controller::ShowAssoc(
   return accounts_->Show(r, cfg_->cluster_name);
 }
 
+Controller::LiveAssocs::LiveAssocs(std::shared_ptr<const sched::SchedConfig> c)
+    : cfg(std::move(c)), idx(*cfg) {
+  auto set = [](const sched::AssocLimits& l) {
+    return l.max_submit_jobs >= 0 || l.grp_submit_jobs >= 0;
+  };
+  submit_limits = cfg->enforce_limits &&
+                  (std::any_of(cfg->accounts.begin(), cfg->accounts.end(),
+                               [&](const auto& a) { return set(a.second.limits); }) ||
+                   std::any_of(cfg->user_assocs.begin(), cfg->user_assocs.end(),
+                               [&](const auto& u) { return set(u.limits); }));
+}
+
+const Controller::LiveAssocs& Controller::Assocs() const {
+  if (!assocs_ || assocs_->cfg != sched_cfg_) assocs_ = std::make_unique<LiveAssocs>(sched_cfg_);
+  return *assocs_;
+}
+
 void Controller::ApplyAssocDefaults(JobRecord& r, bool time_given) const {
   const sched::SchedConfig& c = *sched_cfg_;
   if (c.default_account.empty()) return;
-  sched::AssocIndex idx(c);
+  const sched::AssocIndex& idx = Assocs().idx;
   if (r.spec.account.empty()) r.spec.account = idx.DefaultAccount(r.user);
   if (r.spec.account.empty()) return;
   if (r.spec.qos.empty()) r.spec.qos = idx.DefaultQos(r.user, r.spec.account);
@@ -62,16 +79,6 @@ void Controller::ApplyAssocDefaults(JobRecord& r, bool time_given) const {
     r.time_limit_s = wall;  // Slurm: a job without --time gets the association's MaxWall
 }
 
-bool Controller::AssocSubmitLimits() const {
-  const sched::SchedConfig& c = *sched_cfg_;
-  if (!c.enforce_limits) return false;
-  auto set = [](const sched::AssocLimits& l) {
-    return l.max_submit_jobs >= 0 || l.grp_submit_jobs >= 0;
-  };
-  return std::any_of(c.accounts.begin(), c.accounts.end(),
-                     [&](const auto& a) { return set(a.second.limits); }) ||
-         std::any_of(c.user_assocs.begin(), c.user_assocs.end(),
-                     [&](const auto& u) { return set(u.limits); });
-}
+bool Controller::AssocSubmitLimits() const { return Assocs().submit_limits; }
 
 }  // namespace tessera::ctld

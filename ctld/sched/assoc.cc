@@ -1,6 +1,7 @@
 #include "ctld/sched/assoc.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tessera::sched {
 namespace {
@@ -126,9 +127,11 @@ Status CheckSubmitCounts(const JobSnap& job, const std::string& account, const A
 
 }  // namespace
 
-Status CheckAssocSubmit(const JobSnap& job, const ClusterSnapshot& current, const SchedConfig& c) {
+Status CheckAssocSubmit(const JobSnap& job, const ClusterSnapshot& current, const SchedConfig& c,
+                        const AssocIndex* given) {
   if (!c.enforce_associations) return Status::Ok();
-  AssocIndex idx(c);
+  std::optional<AssocIndex> own;
+  const AssocIndex& idx = given ? *given : own.emplace(c);
   std::string account = job.account.empty() ? idx.DefaultAccount(job.user) : job.account;
   if (account.empty() || !idx.Account(account) || !idx.Find(job.user, account))
     return InvalidArgument(kInvalidAccount);

@@ -55,7 +55,9 @@ class AssocIndex {
 //    GrpSubmitJobs of the association and each ancestor account (all users, sub-accounts
 //    included), counting `current`, else kSubmitLimit naming the limit.
 // OK when nothing is enforced.
-Status CheckAssocSubmit(const JobSnap& job, const ClusterSnapshot& current, const SchedConfig& c);
+// `idx`, when given, must index `c` (callers that submit often keep one per config).
+Status CheckAssocSubmit(const JobSnap& job, const ClusterSnapshot& current, const SchedConfig& c,
+                        const AssocIndex* idx = nullptr);
 
 // Per-job association limits checked before placement (the limits plugin): MaxWall
 // ("AssocMaxWallDurationPerJobLimit") and MaxTRESPerJob ("AssocMaxCpuPerJobLimit",

@@ -160,12 +160,13 @@ Status CheckSatisfiable(const JobSnap& job, const ClusterSnapshot& empty) {
   return Diagnose(job, cands);
 }
 
-Status CheckSubmit(const JobSnap& job, const ClusterSnapshot& current, const SchedConfig& cfg) {
+Status CheckSubmit(const JobSnap& job, const ClusterSnapshot& current, const SchedConfig& cfg,
+                   const AssocIndex* assocs) {
   if (!job.dependency.empty()) {
     auto d = ParseDependency(job.dependency);
     if (!d.ok()) return InvalidArgument("invalid dependency: " + d.status().message());
   }
-  TESSERA_RETURN_IF_ERROR(CheckAssocSubmit(job, current, cfg));  // issue 16 (assoc.h)
+  TESSERA_RETURN_IF_ERROR(CheckAssocSubmit(job, current, cfg, assocs));  // issue 16 (assoc.h)
   if (cfg.qos.empty()) return Status::Ok();
   const QosConfig* q = cfg.FindQos(job.qos);
   if (!q) return InvalidArgument("invalid qos specification: " + (job.qos.empty() ? cfg.default_qos : job.qos));

@@ -15,6 +15,8 @@
 
 namespace tessera::sched {
 
+class AssocIndex;  // assoc.h
+
 CycleResult RunCycle(const ClusterSnapshot& snap, const SchedConfig& cfg, const Registry& registry);
 // The default configuration (priority + EASY backfill) with the built-in registry.
 CycleResult RunCycle(const ClusterSnapshot& snap);
@@ -27,6 +29,8 @@ Status CheckSatisfiable(const JobSnap& job, const ClusterSnapshot& empty_cluster
 // Submit-time limits: the QoS exists (when QoS are configured) and the user stays within
 // MaxSubmitJobsPerUser counting `current`'s pending and running jobs; the dependency string
 // parses. Error messages use Slurm's words (e.g. "QOSMaxSubmitJobPerUserLimit").
-Status CheckSubmit(const JobSnap& job, const ClusterSnapshot& current, const SchedConfig& cfg);
+// `assocs`, when given, indexes `cfg`'s associations (built once per config by the caller).
+Status CheckSubmit(const JobSnap& job, const ClusterSnapshot& current, const SchedConfig& cfg,
+                   const AssocIndex* assocs = nullptr);
 
 }  // namespace tessera::sched
