@@ -186,6 +186,8 @@ class Controller {
   // --- fair share (controller_usage.cc, issue 16 §3) ---
   // The association tree with usage charged up to now (tshare).
   std::vector<sched::ShareRow> Shares();
+  // Queues (issue 16 §2, h16q) as of the last cycle (CycleResult::queues); empty when inactive.
+  const std::vector<sched::QueueShare>& QueueShares() const { return queue_shares_; }
   // Every pending, not held job's priority factors as the scheduler computes them (tprio).
   struct PriorityRow {
     uint64_t job_id = 0;
@@ -322,6 +324,7 @@ class Controller {
   bool cycle_requested_ = false;
   int64_t last_timer_cycle_ = 0;
   int64_t last_cycle_end_us_ = 0;
+  std::vector<sched::QueueShare> queue_shares_;  // issue 16 §2 (h16q): the last cycle's
   bool logged_cycle_error_ = false;
   boost::asio::steady_timer cycle_timer_;
   boost::asio::steady_timer tick_timer_;

@@ -31,15 +31,18 @@ bool In(const std::vector<T>& v, const T& x) {
 
 }  // namespace
 
-std::string PreemptedDetail(uint64_t by, const std::string& mode, int64_t grace_time) {
+std::string PreemptedDetail(uint64_t by, const std::string& mode, int64_t grace_time,
+                            const std::string& cause) {
   boost::json::object o;
   o["by"] = by;
   o["mode"] = mode;
   o["grace_time"] = grace_time;
+  if (!cause.empty()) o["cause"] = cause;  // issue 16 §2: "reclaim"
   return boost::json::serialize(o);
 }
 
-std::string PreemptingDetail(const std::vector<sched::PreemptVictim>& victims) {
+std::string PreemptingDetail(const std::vector<sched::PreemptVictim>& victims,
+                             const std::string& cause) {
   boost::json::array ids, modes;
   for (const auto& v : victims) {
     ids.push_back(v.job_id);
@@ -48,6 +51,7 @@ std::string PreemptingDetail(const std::vector<sched::PreemptVictim>& victims) {
   boost::json::object o;
   o["victims"] = ids;
   o["mode"] = modes;
+  if (!cause.empty()) o["cause"] = cause;  // issue 16 §2: "reclaim"
   return boost::json::serialize(o);
 }
 
@@ -134,12 +138,12 @@ bool Controller::ApplyPreemption(const sched::Preemption& p) {
           std::to_string(v.job_id) + " is no longer a running victim");
       return false;
     }
-    plans.push_back({v.job_id, event::kPreempted, PreemptedDetail(p.preemptor, v.mode, v.grace_time)});
+    plans.push_back({v.job_id, event::kPreempted, PreemptedDetail(p.preemptor, v.mode, v.grace_time, p.cause)});
     if (v.mode == "REQUEUE") plans.push_back({v.job_id, event::kRequeueRequested, "{}"});
     if (v.mode == "SUSPEND") plans.push_back({v.job_id, event::kSuspended, "{}"});
   }
   if (!p.victims.empty()) {
-    plans.push_back({p.preemptor, event::kPreempting, PreemptingDetail(p.victims)});
+    plans.push_back({p.preemptor, event::kPreempting, PreemptingDetail(p.victims, p.cause)});
     if (Status st = jobs_.CommitTransitions(plans); !st.ok()) {
       Log("preemption for job " + std::to_string(p.preemptor) + " not recorded (" + st.message() +
           "); nothing preempted");

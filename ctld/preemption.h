@@ -52,8 +52,11 @@ struct PreemptState {
 };
 
 // Event details.
-std::string PreemptedDetail(uint64_t by, const std::string& mode, int64_t grace_time);
-std::string PreemptingDetail(const std::vector<sched::PreemptVictim>& victims);
+// `cause` (issue 16 §2): "reclaim" adds "cause":"reclaim"; "" = a preempt-action preemption.
+std::string PreemptedDetail(uint64_t by, const std::string& mode, int64_t grace_time,
+                            const std::string& cause = "");
+std::string PreemptingDetail(const std::vector<sched::PreemptVictim>& victims,
+                             const std::string& cause = "");
 
 // Marks a suspended victim's resources that its (running) preemptor `by` does not hold as taken
 // in `snap` (node free counts and GPU units) and makes the victim's running entry hold exactly

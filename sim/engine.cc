@@ -187,6 +187,26 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
       reconf_done.push({t + std::max<int64_t>(1, cfg.mig_reconfig_seconds), reconfs.size() - 1});
       ++run.mig_reconfigs;
     }
+    if (!res.queues.empty()) {  // issue 16 §2: the share table's queue columns
+      SimRun::QueueSample qs;  // allocation after this cycle's starts (children in parents)
+      qs.t = t;
+      bool g = run.total_gpus > 0;
+      std::map<std::string, int64_t> held;
+      for (const auto& [id, r] : running)
+        for (const auto& u : r.nodes) held[r.account] += g ? u.gpus : u.cpus;
+      std::map<std::string, size_t> at;
+      for (const auto& q : res.queues) {
+        at[q.account] = qs.accounts.size();
+        qs.accounts.push_back(q.account);
+        qs.guarantee.push_back(g ? q.guarantee.gpu : q.guarantee.cpu);
+        qs.deserved.push_back(g ? q.deserved.gpu : q.deserved.cpu);
+        qs.allocated.push_back(held[q.account]);
+      }
+      for (size_t k = res.queues.size(); k-- > 0;)  // parents come first: add children upward
+        if (!res.queues[k].parent.empty() && at.count(res.queues[k].parent))
+          qs.allocated[at[res.queues[k].parent]] += qs.allocated[k];
+      run.queue_samples.push_back(std::move(qs));
+    }
     pending = std::move(still);
     run.samples.push_back({t, run.total_gpus ? double(used_gpus) / double(run.total_gpus) : 0,
                            run.total_cpus ? double(used_cpus) / double(run.total_cpus) : 0, pending.size(),

@@ -42,6 +42,15 @@ struct SimRun {
   uint64_t mig_reconfigs = 0;
   int64_t first_submit = 0, last_end = 0;
   std::string error;      // a cycle failed (bad configuration)
+  // issue 16 §2 (queues, h16q): per cycle with queues on, each account's guarantee, deserved
+  // share (CycleResult::queues) and allocation after the cycle's starts (with its children's)
+  // in GPU units (CPUs when the cluster has no GPUs); guarantee -1 = none.
+  struct QueueSample {
+    int64_t t = 0;
+    std::vector<std::string> accounts;
+    std::vector<int64_t> guarantee, deserved, allocated;
+  };
+  std::vector<QueueSample> queue_samples;
 };
 
 // `cluster` holds nodes, partitions and the topology (no jobs); every cycle's snapshot gets the

@@ -67,6 +67,48 @@ Status AssignAccounts(const std::string& mode, std::vector<TraceJob>& trace) {
   return Status::Ok();
 }
 
+namespace {
+
+// Time-weighted per-window means of the queue samples (each holds until the next sample).
+void QueueColumns(const SimRun& run, ShareTable& t, size_t windows) {
+  const auto& qs = run.queue_samples;
+  if (qs.empty()) return;
+  std::map<std::string, size_t> col;
+  for (const auto& s : qs)
+    for (size_t k = 0; k < s.accounts.size(); ++k)
+      if (!col.count(s.accounts[k])) {
+        col[s.accounts[k]] = t.queue_accounts.size();
+        t.queue_accounts.push_back(s.accounts[k]);
+        t.guarantee.push_back(s.guarantee[k]);
+      }
+  t.queue_rows.assign(windows, std::vector<ShareTable::QueueCell>(t.queue_accounts.size()));
+  std::vector<double> span(windows, 0);
+  int64_t last = std::max(run.last_end, qs.back().t + 1);
+  for (size_t i = 0; i < qs.size(); ++i) {
+    int64_t end = i + 1 < qs.size() ? qs[i + 1].t : last;
+    for (int64_t s = std::max(qs[i].t, run.first_submit); s < end;) {
+      size_t w = std::min(windows - 1, size_t((s - run.first_submit) / t.window_s));
+      int64_t wend = run.first_submit + int64_t(w + 1) * t.window_s;
+      int64_t e = w + 1 == windows ? end : std::min(end, wend);
+      double dt = double(e - s);
+      span[w] += dt;
+      for (size_t k = 0; k < qs[i].accounts.size(); ++k) {
+        auto& c = t.queue_rows[w][col[qs[i].accounts[k]]];
+        double a = double(qs[i].allocated[k]);
+        c.allocated += a * dt;
+        c.deserved += double(qs[i].deserved[k]) * dt;
+        c.borrowed += std::max(0.0, a - double(std::max<int64_t>(0, qs[i].guarantee[k]))) * dt;
+      }
+      s = e;
+    }
+  }
+  for (size_t w = 0; w < windows; ++w)
+    for (auto& c : t.queue_rows[w])
+      if (span[w] > 0) c.allocated /= span[w], c.deserved /= span[w], c.borrowed /= span[w];
+}
+
+}  // namespace
+
 ShareTable ComputeShareTable(const SimRun& run, int64_t window_s) {
   ShareTable t;
   t.window_s = std::max<int64_t>(1, window_s);
@@ -96,6 +138,7 @@ ShareTable ComputeShareTable(const SimRun& run, int64_t window_s) {
     }
   for (const auto& a : t.accounts)
     t.mean_wait_s.push_back(wait[a].second > 0 ? wait[a].first / wait[a].second : 0);
+  QueueColumns(run, t, windows);
   for (const auto& m : used) {
     double total = 0;
     for (const auto& [a, v] : m) total += v;
@@ -132,6 +175,22 @@ void PrintShareTable(std::ostream& out, const std::string& label, const ShareTab
     out << b;
   }
   out << "\n";
+  if (t.queue_accounts.empty()) return;  // issue 16 §2: queues
+  out << "\nqueues, " << label << ": mean units held / deserved / borrowed (above the guarantee g) per window\n\n| window |";
+  for (size_t k = 0; k < t.queue_accounts.size(); ++k)
+    out << " " << t.queue_accounts[k] << " (g=" << (t.guarantee[k] < 0 ? std::string("-") : std::to_string(t.guarantee[k])) << ") |";
+  out << "\n|---|";
+  for (size_t k = 0; k < t.queue_accounts.size(); ++k) out << "---|";
+  out << "\n";
+  for (size_t w = 0; w < t.queue_rows.size(); ++w) {
+    out << "| " << w << " |";
+    for (const auto& c : t.queue_rows[w]) {
+      char b[64];
+      snprintf(b, sizeof b, " %.1f / %.1f / %.1f |", c.allocated, c.deserved, c.borrowed);
+      out << b;
+    }
+    out << "\n";
+  }
 }
 
 }  // namespace tessera::sim

@@ -44,9 +44,19 @@ struct ShareTable {
   std::vector<std::string> accounts;
   std::vector<std::vector<double>> rows;  // per window: share per account (same order)
   std::vector<double> mean_wait_s;        // per account, over its started jobs
+  // issue 16 §2 (queues on, SimRun::queue_samples): per queue account its guarantee (units;
+  // -1 none) and per window the time-weighted means of its allocation, deserved share and
+  // borrowed units (allocated above the guarantee).
+  std::vector<std::string> queue_accounts;
+  std::vector<int64_t> guarantee;
+  struct QueueCell {
+    double allocated = 0, deserved = 0, borrowed = 0;
+  };
+  std::vector<std::vector<QueueCell>> queue_rows;  // per window, per queue account
 };
 ShareTable ComputeShareTable(const SimRun& run, int64_t window_s);
-// Markdown: "| window | acct1 | acct2 | ..." with percentages.
+// Markdown: "| window | acct1 | acct2 | ..." with percentages; with queues a second table:
+// "| window | acct (g=G) alloc/deserved/borrowed | ...".
 void PrintShareTable(std::ostream& out, const std::string& label, const ShareTable& t);
 
 }  // namespace tessera::sim

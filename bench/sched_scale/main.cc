@@ -1,7 +1,7 @@
 // sched_scale: cycle time and memory of tessera_sched's RunCycle on synthetic clusters.
 //
 //   sched_scale [--nodes 1000,10000] [--jobs 10000,100000] [--seed 1] [--cycles 3] [--mig 1]
-//               [--preempt 1] [--tree 32,16] [--fairshare 1] [--drf 1]
+//               [--preempt 1] [--tree 32,16] [--fairshare 1] [--drf 1] [--queues 1]
 //
 // --preempt 1 (issue 16 §4): PreemptType=preempt/qos, PreemptMode=REQUEUE; a third of the running
 // jobs are in QoS "scav" (preemptable), 5% of the pending jobs in QoS "high" (Preempt=scav), the
@@ -257,6 +257,27 @@ tessera::sched::SchedConfig FairshareConfig(bool fairshare, bool drf) {
   return c;
 }
 
+// --queues 1 (issue 16 §2): the 20 accounts a0..a19 under org0..org3 become queues. Each org
+// is guaranteed 1/8 of the GPUs (half of the cluster in all), each account 1/5 of its org's;
+// Weight 1-3; org3's accounts have Limit = 1/4 of the GPUs. Queues on: the queue plugin and the
+// reclaim action run in every cycle (queues.h).
+void AddQueues(tessera::sched::SchedConfig& c, uint32_t nodes) {
+  int64_t gpus = int64_t(nodes) * 8;
+  for (int o = 0; o < 4; ++o) {
+    auto& a = c.accounts["org" + std::to_string(o)];
+    a.name = "org" + std::to_string(o);
+    a.guarantee.gpu = gpus / 8;
+  }
+  for (int i = 0; i < 20; ++i) {
+    auto& a = c.accounts["a" + std::to_string(i)];
+    a.name = "a" + std::to_string(i);
+    a.parent = "org" + std::to_string(i % 4);
+    a.guarantee.gpu = gpus / 40;
+    a.weight = static_cast<uint32_t>(1 + i % 3);
+    if (i % 4 == 3) a.limit.gpu = gpus / 4;
+  }
+}
+
 tessera::sched::UsageMap FairshareUsage(uint64_t seed) {
   std::mt19937_64 rng(seed + 7);
   tessera::sched::UsageMap u;
@@ -271,7 +292,7 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> nodes = {1000, 10000}, jobs = {10000, 100000};
   uint64_t seed = 1;
   int cycles = 3;
-  bool mig = false, fairshare = false, drf = false;
+  bool mig = false, fairshare = false, drf = false, queues = false;
   int preempt = 0;
   std::vector<uint32_t> tree;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -285,8 +306,9 @@ int main(int argc, char** argv) {
     else if (a == "--tree") tree = ParseList(argv[i + 1]);
     else if (a == "--fairshare") fairshare = std::atoi(argv[i + 1]) != 0;
     else if (a == "--drf") drf = std::atoi(argv[i + 1]) != 0;
+    else if (a == "--queues") queues = std::atoi(argv[i + 1]) != 0;
     else {
-      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1]\n");
+      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1] [--queues 0|1]\n");
       return 2;
     }
   }
@@ -301,6 +323,7 @@ int main(int argc, char** argv) {
       if (preempt) AddPreemption(snap, seed);
       if (tree.size() == 2 && tree[0] > 0 && tree[1] > 0) AddTree(snap, tree[0], tree[1]);
       if (!preempt && (fairshare || drf)) cfg = FairshareConfig(fairshare, drf);
+      if (queues) AddQueues(cfg, n);
       tessera::sched::UsageMap usage = FairshareUsage(seed);
       double total = 0, lo = 1e18, hi = 0, cpu = 0;
       tessera::sched::CycleResult r;
@@ -318,6 +341,12 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(r.jobs_started), static_cast<unsigned long long>(r.jobs_backfilled),
                   static_cast<unsigned long long>(r.reservations), r.mig_reconfigs.size(), ReadStatusKb("VmRSS:") / 1024.0,
                   ReadStatusKb("VmHWM:") / 1024.0);
+      if (queues) {
+        size_t reclaims = 0, victims = 0;
+        for (const auto& p : r.preemptions)
+          if (p.cause == "reclaim") ++reclaims, victims += p.victims.size();
+        std::printf("  queues %zu, reclaims %zu (victims %zu)\n", r.queues.size(), reclaims, victims);
+      }
       if (preempt == 1) {
         size_t victims = 0;
         for (const auto& p : r.preemptions) victims += p.victims.size();

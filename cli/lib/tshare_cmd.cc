@@ -17,12 +17,13 @@
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
 #include "cli/lib/text_util.h"
+#include "cli/lib/tshare_queues.h"
 
 namespace tessera::cli {
 namespace {
 
 enum { kAll = 1, kAccounts, kUsers, kUsersOnly, kLong, kFormat, kParsable, kParsable2,
-       kNoHeader, kHelp, kVersion };
+       kNoHeader, kHelp, kVersion, kQueues };
 
 const std::vector<OptionSpec> kSpecs = {
     {"all", 'a', ArgKind::kNone, kAll},          {"accounts", 'A', ArgKind::kRequired, kAccounts},
@@ -31,6 +32,7 @@ const std::vector<OptionSpec> kSpecs = {
     {"parsable", 'p', ArgKind::kNone, kParsable}, {"parsable2", 'P', ArgKind::kNone, kParsable2},
     {"noheader", 'n', ArgKind::kNone, kNoHeader}, {"help", 0, ArgKind::kNone, kHelp},
     {"version", 'V', ArgKind::kNone, kVersion},
+    {"queues", 0, ArgKind::kNone, kQueues},  // issue 16 §2 (tshare_queues.h)
 };
 
 const char kUsage[] =
@@ -43,7 +45,9 @@ const char kUsage[] =
     "  -o, --format=FIELDS   Account,User,RawShares,NormShares,RawUsage,NormUsage,\n"
     "                        EffectvUsage,FairShare,LevelFS (Name%WIDTH sets a width)\n"
     "  -p, --parsable        '|' after every field;  -P, --parsable2: between fields\n"
-    "  -n, --noheader        no header\n";
+    "  -n, --noheader        no header\n"
+    "      --queues          accounts as queues: Guarantee, Limit, Weight, Allocated, Demand,\n"
+    "                        Deserved, Borrowed, OverShare (-o takes these fields)\n";
 
 enum class Field { kAccount, kUser, kRawShares, kNormShares, kRawUsage, kNormUsage, kEff, kFs,
                    kLevelFs };
@@ -137,7 +141,7 @@ std::string Value(const pb::ShareInfo& s, Field f) {
 int RunTshare(CommandContext& ctx) {
   auto parsed = ParseArgs(ctx.args, kSpecs, false);
   if (!parsed.ok()) return Fail(ctx, parsed.status().message() + " (see tshare --help)");
-  bool all = false, users_only = false, lng = false, header = true;
+  bool all = false, users_only = false, lng = false, header = true, queues = false;
   int parsable = 0;
   std::string format;
   std::set<std::string> accounts, users;
@@ -154,6 +158,7 @@ int RunTshare(CommandContext& ctx) {
       case kNoHeader: header = false; break;
       case kHelp: return (*ctx.out << kUsage, 0);
       case kVersion: return (*ctx.out << VersionLine() << "\n", 0);
+      case kQueues: queues = true; break;
     }
   }
   if (!parsed->positionals.empty())
@@ -162,6 +167,13 @@ int RunTshare(CommandContext& ctx) {
   if (!api.ok()) return Fail(ctx, api.status().message());
   auto resp = (*api)->GetShares(pb::GetSharesRequest());
   if (!resp.ok()) return Fail(ctx, resp.status().message());
+  if (queues) {  // issue 16 §2
+    if (resp->queues().empty())
+      return Fail(ctx, "no queues: no account sets Guarantee, Limit, Weight or Reclaimable "
+                       "(tacctmgr modify account NAME set Guarantee=gres/gpu=N)");
+    Status st = PrintQueues(*ctx.out, *resp, format, parsable, header, accounts);
+    return st.ok() ? 0 : Fail(ctx, st.message());
+  }
   if (format.empty())
     format = !lng ? "Account,User,RawShares,NormShares,RawUsage,EffectvUsage,FairShare"
              : resp->fair_tree()

@@ -27,6 +27,22 @@ grpc::Status ControllerService::GetShares(grpc::ServerContext* ctx, const v1::Ge
       s->set_level_fs(r.level_fs);
       s->set_fairshare(r.fairshare);
     }
+    auto tres = [](const sched::QueueTres& t, v1::QueueTres* o) {  // issue 16 §2 (h16q)
+      o->set_cpu(t.cpu), o->set_mem(t.mem), o->set_gpu(t.gpu);
+    };
+    for (const auto& q : ctl_->QueueShares()) {
+      auto* o = resp->add_queues();
+      o->set_account(q.account);
+      o->set_parent(q.parent);
+      o->set_depth(q.depth);
+      tres(q.guarantee, o->mutable_guarantee());
+      tres(q.limit, o->mutable_limit());
+      o->set_weight(q.weight);
+      o->set_reclaimable(q.reclaimable);
+      tres(q.allocated, o->mutable_allocated());
+      tres(q.pending, o->mutable_pending());
+      tres(q.deserved, o->mutable_deserved());
+    }
     return 0;
   });
   return grpc::Status::OK;

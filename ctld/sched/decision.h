@@ -65,6 +65,25 @@ struct Preemption {
                                        // earlier victims, still ending, make room)
   std::vector<uint64_t> pending_victims;  // earlier victims still ending (preempted_for)
   std::vector<NodePlacement> placement;   // the preemptor's place once they are gone
+  // --- issue 16 §2 queues (h16q): "reclaim" when the reclaim action chose it (an account
+  // under its deserved share took back capacity lent to accounts over theirs), "" = preempt.
+  std::string cause;
+};
+
+// --- issue 16 §2 queues (h16q; queues.h): one account's queue figures in a cycle, in account
+// tree order (parents first). CPU count, memory MiB, GPU units; -1 = none (guarantee, limit).
+struct QueueTres {
+  int64_t cpu = 0, mem = 0, gpu = 0;
+};
+struct QueueShare {
+  std::string account, parent;  // parent "" = top level
+  uint32_t depth = 0;           // 0 = top level
+  QueueTres guarantee{-1, -1, -1}, limit{-1, -1, -1};
+  uint32_t weight = 1;
+  bool reclaimable = true;
+  QueueTres allocated;          // running jobs of the account and its children (cycle start)
+  QueueTres pending;            // eligible pending jobs' requests (demand)
+  QueueTres deserved;           // fair share of the moment (queues.h), rounded down
 };
 
 struct CycleResult {
@@ -75,6 +94,7 @@ struct CycleResult {
   uint64_t reservations = 0;
   std::vector<MigReconfig> mig_reconfigs;
   std::vector<Preemption> preemptions;  // issue 16 §4 (preempt helper)
+  std::vector<QueueShare> queues;       // issue 16 §2: filled when queues are active (queues.h)
   Status status;  // not OK when the configuration named an action or plugin that cannot run
 };
 

@@ -2,7 +2,7 @@
 // The two extension points of a scheduling session (the shape of KAI Scheduler / Volcano).
 //  - A Plugin registers callbacks on the Session when it opens (job order, predicates, node
 //    scores, eligibility votes, gang readiness, victim selection, ...).
-//  - An Action is one step of the cycle (enqueue, allocate, backfill; preempt and reclaim later),
+//  - An Action is one step of the cycle (enqueue, allocate, backfill, preempt, reclaim, ...),
 //    run in the order of SchedulerActions=.
 // Both are created fresh per cycle by the Registry, so they may keep per-cycle state.
 #include <string>

@@ -21,6 +21,7 @@ Registry Registry::Builtin() {
   RegisterMigPlanAction(r);
   RegisterPreemptAction(r);  // issue 16 §4 (actions/preempt.cc)
   RegisterDrfPlugin(r);  // issue 16 §3
+  RegisterQueuePlugin(r);  // issue 16 §2 (plugins/queue.cc; reclaim: actions/preempt.cc)
   return r;
 }
 

@@ -3,6 +3,7 @@
 #include "ctld/sched/assoc.h"
 #include "ctld/sched/gpu_mem.h"
 #include "ctld/sched/gpu_share.h"
+#include "ctld/sched/queues.h"
 
 #include <algorithm>
 #include <memory>
@@ -15,7 +16,9 @@ CycleResult RunCycle(const ClusterSnapshot& snap, const SchedConfig& cfg, const 
   Session s(snap, cfg);
   std::vector<std::unique_ptr<Plugin>> plugins;
   std::vector<std::unique_ptr<Action>> actions;
-  for (const auto& name : cfg.plugins) {
+  std::vector<std::string> plugin_names = cfg.plugins, action_names = cfg.actions;
+  if (QueuesActive(cfg)) QueueSteps(plugin_names, action_names);  // issue 16 §2 (queues.h)
+  for (const auto& name : plugin_names) {
     auto p = registry.MakePlugin(name, cfg);
     if (!p.ok()) {
       CycleResult r;
@@ -24,7 +27,7 @@ CycleResult RunCycle(const ClusterSnapshot& snap, const SchedConfig& cfg, const 
     }
     plugins.push_back(std::move(*p));
   }
-  for (const auto& name : cfg.actions) {
+  for (const auto& name : action_names) {
     auto a = registry.MakeAction(name, cfg);
     if (!a.ok()) {
       CycleResult r;

@@ -2,7 +2,7 @@
 // plugin's eligibility vote must agree); allocate starts jobs in order and, per partition,
 // stops at the first job that does not fit (the rest wait with reason Priority); backfill
 // reserves the top bf_reservation_depth blocked jobs on the timeline and starts any later job
-// that fits now without delaying a reservation.
+// that fits now without delaying a reservation. (reclaim: actions/preempt.cc + reclaim.cc.)
 #include <map>
 #include <utility>
 #include <vector>
@@ -96,13 +96,6 @@ class BackfillAction : public Action {
   uint32_t depth_;
 };
 
-// Reserved names: configuring them is an error that says they are not implemented yet.
-Registry::ActionFactory NotYet(const std::string& name) {
-  return [name](const SchedConfig&) -> Result<std::unique_ptr<Action>> {
-    return Status(Code::kUnimplemented, "scheduler action \"" + name + "\" is not implemented yet");
-  };
-}
-
 }  // namespace
 
 void RegisterBuiltinActions(Registry& r) {
@@ -115,7 +108,6 @@ void RegisterBuiltinActions(Registry& r) {
   r.AddAction("backfill", [](const SchedConfig& c) -> Result<std::unique_ptr<Action>> {
     return std::unique_ptr<Action>(new BackfillAction(c));
   });
-  r.AddAction("reclaim", NotYet("reclaim"));
 }
 
 }  // namespace tessera::sched

@@ -25,6 +25,7 @@
 #include "ctld/sched/placement.h"
 #include "ctld/sched/registry.h"
 #include "ctld/sched/session.h"
+#include "ctld/sched/actions/victim_policy.h"
 #include "ctld/sched/victim_release.h"
 
 namespace tessera::sched {
@@ -42,7 +43,10 @@ struct Cand {
 
 class PreemptAction : public Action {
  public:
-  std::string Name() const override { return "preempt"; }
+  PreemptAction() = default;
+  // issue 16 §2 (h16q): the same machinery under a victim policy (reclaim).
+  explicit PreemptAction(std::unique_ptr<VictimPolicy> p) : policy_(std::move(p)) {}
+  std::string Name() const override { return policy_ ? policy_->ActionName() : "preempt"; }
   void Execute(Session& s) override;
 
  private:
@@ -57,7 +61,7 @@ class PreemptAction : public Action {
   bool MayPreempt(const JobInfo& j, const RunningSnap& r) const;
   bool MayPreemptAny(const JobInfo& j) const;
   bool TouchesPartition(const RunningSnap& r, int partition) const;
-  std::vector<Cand> Candidates(const JobInfo& j) const;
+  std::vector<Cand> Candidates(const JobInfo& j);
   bool Fits(JobInfo& j, VictimRelease& rel) {
     rel.Publish();
     return PlaceNow(*s_, j, false, nullptr);
@@ -71,11 +75,13 @@ class PreemptAction : public Action {
   std::set<uint64_t> taken_;  // victims chosen in this cycle
   uint32_t budget_ = 0;       // candidate searches left in this cycle
   uint32_t min_tier_ = 0;     // the lowest partition PriorityTier
+  std::unique_ptr<VictimPolicy> policy_;  // null = PreemptType's rules
 };
 
 PreemptModeKind PreemptAction::ModeOf(const RunningSnap& r) const {
   const QosConfig* q = QosOf(r.qos);
-  if (cfg_->preempt_type == PreemptType::kQos && q && q->preempt_mode != PreemptModeKind::kUnset)
+  if ((cfg_->preempt_type == PreemptType::kQos || policy_) && q &&
+      q->preempt_mode != PreemptModeKind::kUnset)
     return q->preempt_mode;
   auto it = cfg_->partition_preempt.find(r.partition);
   if (it != cfg_->partition_preempt.end() && it->second.mode != PreemptModeKind::kUnset)
@@ -126,11 +132,11 @@ bool PreemptAction::TouchesPartition(const RunningSnap& r, int partition) const 
   return false;
 }
 
-std::vector<Cand> PreemptAction::Candidates(const JobInfo& j) const {
+std::vector<Cand> PreemptAction::Candidates(const JobInfo& j) {
   std::vector<Cand> out;
   for (const auto& r : s_->snapshot().running) {
     if (!r.preemptable || r.preempted_for || taken_.count(r.id)) continue;
-    if (!MayPreempt(j, r) || Exempt(r) || !TouchesPartition(r, j.partition)) continue;
+    if ((!policy_ && !MayPreempt(j, r)) || Exempt(r) || !TouchesPartition(r, j.partition)) continue;
     PreemptModeKind m = ModeOf(r);
     if (m == PreemptModeKind::kOff || m == PreemptModeKind::kUnset) continue;
     const QosConfig* q = QosOf(r.qos);
@@ -143,6 +149,11 @@ std::vector<Cand> PreemptAction::Candidates(const JobInfo& j) const {
     out.push_back(std::move(c));
   }
   std::sort(out.begin(), out.end(), [](const Cand& a, const Cand& b) { return a.key < b.key; });
+  if (policy_) {  // admitted in cost order (std::remove_if asks each once, in order)
+    policy_->StartSearch(j);
+    out.erase(std::remove_if(out.begin(), out.end(), [&](const Cand& c) { return !policy_->Admit(*c.r); }),
+              out.end());
+  }
   if (out.size() > kMaxCandidates) out.resize(kMaxCandidates);
   return out;
 }
@@ -183,6 +194,7 @@ void PreemptAction::Serve(JobInfo& j, const std::vector<const RunningSnap*>& inf
   for (const RunningSnap* r : inflight) rel.Release(*r);
   Preemption p;
   p.preemptor = j.snap->id;
+  if (policy_) p.cause = policy_->ActionName();
   for (const RunningSnap* r : inflight) p.pending_victims.push_back(r->id);
   std::vector<const RunningSnap*> victims = inflight;
   if (inflight.empty() || !Fits(j, rel)) {
@@ -203,6 +215,7 @@ void PreemptAction::Serve(JobInfo& j, const std::vector<const RunningSnap*>& inf
   rel.Keep();
   for (const RunningSnap* r : victims) rel.Occupy(*r);  // the rest stays theirs until they end
   rel.Keep();
+  if (policy_) policy_->Chosen(j, std::vector<const RunningSnap*>(victims.begin() + long(inflight.size()), victims.end()));
   j.stage = JobInfo::Stage::kReserved;
   j.reason = "Resources";
   Decision& d = s_->decision(j);
@@ -215,7 +228,10 @@ void PreemptAction::Serve(JobInfo& j, const std::vector<const RunningSnap*>& inf
 void PreemptAction::Execute(Session& s) {
   s_ = &s;
   cfg_ = &s.config();
-  if (cfg_->preempt_type == PreemptType::kNone) return;
+  if (cfg_->preempt_type == PreemptType::kNone && !policy_) return;
+  for (const auto& p : s.result().preemptions)  // victims an earlier action (reclaim) chose
+    for (const auto& v : p.victims) taken_.insert(v.job_id);
+  if (policy_) policy_->Begin(s);
   budget_ = cfg_->preempt_depth;
   min_tier_ = ~0u;
   for (size_t i = 0; i < s.state().PartitionCount(); ++i)
@@ -226,7 +242,8 @@ void PreemptAction::Execute(Session& s) {
   for (auto& j : s.jobs()) {
     if (j.stage != JobInfo::Stage::kEligible) continue;
     if (j.reason != "Resources" && j.reason != "Priority") continue;
-    if (inflight_.count(j.snap->id) || MayPreemptAny(j)) order.push_back(&j);
+    if (inflight_.count(j.snap->id) || (policy_ ? policy_->Wants(j) : MayPreemptAny(j)))
+      order.push_back(&j);
   }
   std::sort(order.begin(), order.end(),
             [&](const JobInfo* a, const JobInfo* b) { return s.CompareJobs(*a, *b) < 0; });
@@ -242,6 +259,9 @@ void PreemptAction::Execute(Session& s) {
 void RegisterPreemptAction(Registry& r) {
   r.AddAction("preempt", [](const SchedConfig&) -> Result<std::unique_ptr<Action>> {
     return std::unique_ptr<Action>(new PreemptAction());
+  });
+  r.AddAction("reclaim", [](const SchedConfig& c) -> Result<std::unique_ptr<Action>> {  // §2
+    return std::unique_ptr<Action>(new PreemptAction(MakeReclaimPolicy(c)));
   });
 }
 

@@ -9,6 +9,7 @@ void RegisterPredicatesPlugin(Registry& r);  // predicates
 void RegisterLifecyclePlugin(Registry& r);   // lifecycle
 void RegisterLimitsPlugin(Registry& r);      // limits
 void RegisterDrfPlugin(Registry& r);         // drf (issue 16 §3, drf.cc)
+void RegisterQueuePlugin(Registry& r);       // queue (issue 16 §2, queue.cc)
 
 template <typename P>
 Registry::PluginFactory Simple() {

@@ -11,6 +11,7 @@
 #include "common/duration.h"
 #include "common/hostlist.h"
 #include "tests/unit/sched/scenario_fairshare.h"
+#include "tests/unit/sched/scenario_queues.h"
 
 namespace tessera::sched::testing {
 namespace {
@@ -83,6 +84,8 @@ Status Parser::Line(int no, const std::string& raw) {
   if (k == "topology") return ScenarioTopologyLine(sc_, s.substr(s.find("topology") + 8), sc_.file + ":" + std::to_string(no));
   if (auto fs = FairshareScenarioLine(w, sc_); !fs.ok() || *fs)  // fair share (issue 16)
     return fs.ok() ? Status::Ok() : Err(fs.status().message());
+  if (auto q = QueueScenarioLine(w, sc_); !q.ok() || *q)  // queues (issue 16 §2)
+    return q.ok() ? Status::Ok() : Err(q.status().message());
   if (k == "finished") {
     if (w.size() != 3) return Err("finished ID ok|failed");
     auto n = Num(w[1], "job id");
@@ -94,7 +97,7 @@ Status Parser::Line(int no, const std::string& raw) {
     if (w.size() < 2) return Err("expect KIND ...");
     Expect e{w[1], 0, {}, no};
     size_t i = 2;
-    if (e.kind != "config_error" && !TopologyExpectHasNoJob(e.kind)) {
+    if (e.kind != "config_error" && !TopologyExpectHasNoJob(e.kind) && !QueueExpectHasNoJob(e.kind)) {
       if (w.size() < 3) return Err("expect " + e.kind + " needs a job id");
       auto n = Num(w[2], "job id");
       if (!n.ok()) return n.status();

@@ -40,6 +40,9 @@ struct Scenario {
   bool fairshare_on = false;
   std::vector<ScenarioUsage> usage;
   int64_t usage_last_reset = -1;
+  // --- queues (issue 16 §2; scenario_queues.cc): "cycles N [step=S]" ---
+  int queue_cycles = 0;
+  int64_t queue_step = 60;
 };
 
 Result<Scenario> ParseScenario(const std::string& path);

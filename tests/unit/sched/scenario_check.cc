@@ -8,6 +8,7 @@
 #include "tests/unit/sched/scenario.h"
 #include "tests/unit/sched/scenario_preempt.h"
 #include "tests/unit/sched/scenario_fairshare.h"
+#include "tests/unit/sched/scenario_queues.h"
 
 namespace tessera::sched::testing {
 namespace {
@@ -68,6 +69,7 @@ std::string CheckOne(const Scenario& s, const Expect& e, const CycleResult& r, c
   if (preempt_kind) return preempt_why;
   if (std::string why; CheckTopologyExpect(s, e, r, &why)) return why;
   if (std::string fs = CheckFairshareExpect(s, e); fs != "?") return fs;  // issue 16
+  if (std::string q = CheckQueueExpect(s, e, r, cfg); q != "?") return q;  // issue 16 §2
   const JobSnap* job = nullptr;
   for (const auto& j : s.snap.pending)
     if (j.id == e.job) job = &j;

@@ -1,0 +1,78 @@
+// The reclaim action (issue 16 §2; the rules in queues.h): the preempt action's machinery
+// (actions/preempt.cc) under a victim policy of deserved shares. A blocked eligible job whose
+// account would stay within its deserved share looks for victims among running jobs of other
+// accounts over theirs (any QoS or partition tier; PreemptMode and GraceTime of the victim's
+// QoS, partition or cluster apply, CANCEL when none is set; PreemptExemptTime applies). The
+// candidates are admitted cheapest first while the victims' accounts stay at or above their
+// deserved share; of those, the fewest that make room are chosen (nobody when even all of them
+// would not). Runs whatever PreemptType is; SchedulerParameters=preempt_depth bounds the searches.
+#include "ctld/sched/actions/victim_policy.h"
+#include "ctld/sched/queues.h"
+#include "ctld/sched/session.h"
+
+namespace tessera::sched {
+namespace {
+
+Amount Held(const RunningSnap& r) {
+  Amount a;
+  for (const auto& u : r.nodes) a += {int64_t(u.cpus), int64_t(u.mem_mib), int64_t(u.gpus)};
+  return a;
+}
+
+Amount Placed(const std::vector<NodePlacement>& p) {
+  Amount a;
+  for (const auto& n : p)
+    a += {int64_t(n.cpus), int64_t(n.mem_mib), int64_t(n.gpu_indices.size() + n.mig_uuids.size())};
+  return a;
+}
+
+class ReclaimPolicy : public VictimPolicy {
+ public:
+  std::string ActionName() const override { return "reclaim"; }
+
+  void Begin(Session& s) override {
+    active_ = QueuesActive(s.config());
+    if (!active_) return;
+    std::vector<std::pair<const std::string*, Amount>> demand;
+    for (const auto& j : s.jobs())
+      if (j.stage != JobInfo::Stage::kPending) demand.push_back({&j.snap->account, j.total});
+    table_.Build(s.config(), s.snapshot(), demand);
+    for (auto& j : s.jobs())  // what allocate (and earlier actions) started in this cycle
+      if (s.decision(j).kind == Decision::Kind::kStart)
+        table_.Charge(table_.Find(j.snap->account), Placed(s.decision(j).placement));
+  }
+
+  bool Wants(const JobInfo& j) override {
+    if (!active_) return false;
+    int q = table_.Find(j.snap->account);
+    return q >= 0 && table_.Starved(q, j.total, QueueParent(q));
+  }
+
+  void StartSearch(const JobInfo& j) override {
+    table_.BeginSearch(table_.Find(j.snap->account), j.total);
+  }
+
+  bool Admit(const RunningSnap& r) override {
+    return table_.VictimAllowed(table_.Find(r.account), Held(r));
+  }
+
+  void Chosen(const JobInfo& j, const std::vector<const RunningSnap*>& victims) override {
+    table_.Charge(table_.Find(j.snap->account), j.total);
+    for (const RunningSnap* r : victims) table_.Charge(table_.Find(r->account), -Held(*r));
+  }
+
+ private:
+  // The account's own level only: its ancestors are judged per victim (below the common one).
+  int QueueParent(int q) const { return table_.Parent(q); }
+
+  bool active_ = false;
+  QueueTable table_;
+};
+
+}  // namespace
+
+std::unique_ptr<VictimPolicy> MakeReclaimPolicy(const SchedConfig&) {
+  return std::make_unique<ReclaimPolicy>();
+}
+
+}  // namespace tessera::sched
