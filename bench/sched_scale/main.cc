@@ -17,6 +17,8 @@
 // four parents org0..org3 (Fairshare= 1..4), 200 users with seeded usage; each timed cycle
 // includes FillFairshare (Fair Tree over the tree plus every job's association), as ctld does.
 // --drf 1: the drf queue-order plugin first in SchedulerPlugins.
+// --queues 1 (issue 16 §2): the accounts become queues with guarantees, weights and limits
+// (AddQueues); the queue plugin and the reclaim action run (ctld/sched/queues.h).
 //
 // --mig 1: the a100 nodes (one in four) have MIG-capable 80 GB GPUs under MigStrategy=dynamic:
 // GPUs 0-3 are in MIG mode (2g.20gb@0, 1g.10gb@2, 1g.10gb@3, 3g.40gb@4; one instance held where

@@ -6,6 +6,9 @@
 // candidates are admitted cheapest first while the victims' accounts stay at or above their
 // deserved share; of those, the fewest that make room are chosen (nobody when even all of them
 // would not). Runs whatever PreemptType is; SchedulerParameters=preempt_depth bounds the searches.
+#include <map>
+#include <set>
+
 #include "ctld/sched/actions/victim_policy.h"
 #include "ctld/sched/queues.h"
 #include "ctld/sched/session.h"
@@ -40,6 +43,18 @@ class ReclaimPolicy : public VictimPolicy {
     for (auto& j : s.jobs())  // what allocate (and earlier actions) started in this cycle
       if (s.decision(j).kind == Decision::Kind::kStart)
         table_.Charge(table_.Find(j.snap->account), Placed(s.decision(j).placement));
+    // Victims still ending (grace time) count as gone, their preemptor as running: a second
+    // reclaimer of the same account must not take them again.
+    std::map<uint64_t, const JobInfo*> by_id;
+    for (const auto& j : s.jobs()) by_id[j.snap->id] = &j;
+    for (const auto& r : s.snapshot().running) {
+      if (!r.preempted_for) continue;
+      table_.Charge(table_.Find(r.account), -Held(r));
+      auto it = by_id.find(r.preempted_for);
+      if (it == by_id.end() || s.decision(*it->second).kind == Decision::Kind::kStart) continue;
+      if (precharged_.insert(r.preempted_for).second)
+        table_.Charge(table_.Find(it->second->snap->account), it->second->total);
+    }
   }
 
   bool Wants(const JobInfo& j) override {
@@ -57,7 +72,7 @@ class ReclaimPolicy : public VictimPolicy {
   }
 
   void Chosen(const JobInfo& j, const std::vector<const RunningSnap*>& victims) override {
-    table_.Charge(table_.Find(j.snap->account), j.total);
+    if (!precharged_.count(j.snap->id)) table_.Charge(table_.Find(j.snap->account), j.total);
     for (const RunningSnap* r : victims) table_.Charge(table_.Find(r->account), -Held(*r));
   }
 
@@ -67,6 +82,7 @@ class ReclaimPolicy : public VictimPolicy {
 
   bool active_ = false;
   QueueTable table_;
+  std::set<uint64_t> precharged_;  // preemptors charged for their victims still ending
 };
 
 }  // namespace
