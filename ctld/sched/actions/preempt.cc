@@ -18,6 +18,9 @@
 //     reserved_nodes) and the rest of the victims' resources stay held until they end, so
 //     nothing else in this cycle takes them. Victims are whole jobs: every node is released.
 // Output: CycleResult::preemptions (decision.h).
+// Under a victim policy (victim_policy.h; issue 16 §2) the same machinery is the `reclaim`
+// action: the policy decides who searches (Wants) and admits candidates (Admit) instead of the
+// QoS/partition rights; PreemptType does not matter then; Preemption::cause names the policy.
 #include <algorithm>
 #include <map>
 #include <set>
