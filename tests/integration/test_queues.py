@@ -3,12 +3,15 @@ leaves idle; when `qa` submits, the reclaim action takes its share back by preem
 newest job (REQUEUE, or CANCEL through the victim's QoS), the victim shows it in its events,
 and nobody evicts anybody afterwards. Guarantees change live with tacctmgr and show in
 `tacctmgr show account` and `tshare --queues`."""
-import json
 import time
 
 import pytest
 
 from harness import Cluster, wait_for
+
+# Written in session 4 (h16q) against the code, but never run: the daemons could not be built
+# on the shared VM before the deadline. Remove this mark after a first green run.
+pytestmark = pytest.mark.skip(reason="not yet run against real daemons (issue 16 §2, h16q)")
 
 ALICE, BOB = "tessera-alice", "tessera-bob"
 GRES = "NodeName=it1 Name=gpu Type=a100 Count=4 MemoryMiB=40960 Simulated=yes\n"
