@@ -2,8 +2,8 @@
 // Hierarchical queues (issue 16 §2): every account of the account tree is a queue with
 //   Guarantee=  a guaranteed share (TRES: cpu, mem, gres/gpu), Kueue's nominalQuota, KAI's quota;
 //   Limit=      a hard cap its jobs (with its children's) never exceed (reason AssocGrp*);
-//   Weight=     its weight when idle capacity is lent (KAI's over-quota weight; default 1,
-//               0 = never borrows);
+//   Weight=     its weight when idle capacity is shared out (KAI's over-quota weight; default
+//               1; 0 = deserved share = guarantee only);
 //   Reclaimable=no  capacity it borrowed is never reclaimed from it.
 // Queues are active when some account sets one of them (QueuesActive). Then RunCycle adds the
 // `queue` plugin (first) and the `reclaim` action (after allocate) unless SchedulerPlugins= /
