@@ -31,6 +31,19 @@ QueueTres Round(const double v[kDims], bool none_is_minus_one) {
 
 }  // namespace
 
+Amount HeldBy(const RunningSnap& r) {
+  Amount a;
+  for (const auto& u : r.nodes) a += {int64_t(u.cpus), int64_t(u.mem_mib), int64_t(u.gpus)};
+  return a;
+}
+
+Amount PlacedAmount(const std::vector<NodePlacement>& p) {
+  Amount a;
+  for (const auto& n : p)
+    a += {int64_t(n.cpus), int64_t(n.mem_mib), int64_t(n.gpu_indices.size() + n.mig_uuids.size())};
+  return a;
+}
+
 bool QueuesActive(const SchedConfig& c) {
   for (const auto& [name, a] : c.accounts)
     if (HasQueueSettings(a)) return true;
@@ -84,11 +97,7 @@ void QueueTable::Build(const SchedConfig& cfg, const ClusterSnapshot& snap,
     for (int q = nodes_[i].parent; q >= 0 && steps <= nodes_.size(); q = nodes_[size_t(q)].parent) ++steps;
     if (steps > nodes_.size()) nodes_[i].parent = -1;
   }
-  for (size_t i = 0; i < snap.running.size(); ++i) {
-    Amount a;
-    for (const auto& u : snap.running[i].nodes) a += {int64_t(u.cpus), int64_t(u.mem_mib), int64_t(u.gpus)};
-    Charge(run_q[i], a);
-  }
+  for (size_t i = 0; i < snap.running.size(); ++i) Charge(run_q[i], HeldBy(snap.running[i]));
   for (auto& n : nodes_) std::copy(n.alloc, n.alloc + kDims, n.start);
   for (size_t i = 0; i < demand.size(); ++i) {
     double d[kDims];

@@ -43,6 +43,10 @@
 
 namespace tessera::sched {
 
+// What a running job holds / a placement takes, as queues count it (CPUs, memory, GPU units).
+Amount HeldBy(const RunningSnap& r);
+Amount PlacedAmount(const std::vector<NodePlacement>& p);
+
 // Whether any account sets Guarantee=, Limit=, Weight= (not 1) or Reclaimable=no.
 bool QueuesActive(const SchedConfig& c);
 // Adds "queue" (first) to `plugins` and "reclaim" (after allocate) to `actions` unless present.

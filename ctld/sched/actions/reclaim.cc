@@ -16,19 +16,6 @@
 namespace tessera::sched {
 namespace {
 
-Amount Held(const RunningSnap& r) {
-  Amount a;
-  for (const auto& u : r.nodes) a += {int64_t(u.cpus), int64_t(u.mem_mib), int64_t(u.gpus)};
-  return a;
-}
-
-Amount Placed(const std::vector<NodePlacement>& p) {
-  Amount a;
-  for (const auto& n : p)
-    a += {int64_t(n.cpus), int64_t(n.mem_mib), int64_t(n.gpu_indices.size() + n.mig_uuids.size())};
-  return a;
-}
-
 class ReclaimPolicy : public VictimPolicy {
  public:
   std::string ActionName() const override { return "reclaim"; }
@@ -42,14 +29,14 @@ class ReclaimPolicy : public VictimPolicy {
     table_.Build(s.config(), s.snapshot(), demand);
     for (auto& j : s.jobs())  // what allocate (and earlier actions) started in this cycle
       if (s.decision(j).kind == Decision::Kind::kStart)
-        table_.Charge(table_.Find(j.snap->account), Placed(s.decision(j).placement));
+        table_.Charge(table_.Find(j.snap->account), PlacedAmount(s.decision(j).placement));
     // Victims still ending (grace time) count as gone, their preemptor as running: a second
     // reclaimer of the same account must not take them again.
     std::map<uint64_t, const JobInfo*> by_id;
     for (const auto& j : s.jobs()) by_id[j.snap->id] = &j;
     for (const auto& r : s.snapshot().running) {
       if (!r.preempted_for) continue;
-      table_.Charge(table_.Find(r.account), -Held(r));
+      table_.Charge(table_.Find(r.account), -HeldBy(r));
       auto it = by_id.find(r.preempted_for);
       if (it == by_id.end() || s.decision(*it->second).kind == Decision::Kind::kStart) continue;
       if (precharged_.insert(r.preempted_for).second)
@@ -68,12 +55,12 @@ class ReclaimPolicy : public VictimPolicy {
   }
 
   bool Admit(const RunningSnap& r) override {
-    return table_.VictimAllowed(table_.Find(r.account), Held(r));
+    return table_.VictimAllowed(table_.Find(r.account), HeldBy(r));
   }
 
   void Chosen(const JobInfo& j, const std::vector<const RunningSnap*>& victims) override {
     if (!precharged_.count(j.snap->id)) table_.Charge(table_.Find(j.snap->account), j.total);
-    for (const RunningSnap* r : victims) table_.Charge(table_.Find(r->account), -Held(*r));
+    for (const RunningSnap* r : victims) table_.Charge(table_.Find(r->account), -HeldBy(*r));
   }
 
  private:

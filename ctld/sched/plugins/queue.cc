@@ -110,10 +110,7 @@ class QueuePlugin : public Plugin {
     });
     s.AddOnAllocated([st, sp](const JobInfo& j, const std::vector<NodePlacement>& p) {
       if (!st->built) Build(*sp, *st);
-      Amount a;
-      for (const auto& n : p)
-        a += {int64_t(n.cpus), int64_t(n.mem_mib), int64_t(n.gpu_indices.size() + n.mig_uuids.size())};
-      st->table.Charge(st->account[j.idx], a);
+      st->table.Charge(st->account[j.idx], PlacedAmount(p));
     });
   }
 
