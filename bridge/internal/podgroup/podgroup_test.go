@@ -129,7 +129,8 @@ func TestGangJobRunsEachPodAsItsTask(t *testing.T) {
 		spec.GetTimeLimitS() != 100 || spec.GetEnv()["TESSERA_CONF"] != "/etc/t.conf" {
 		t.Errorf("identity/limits: %+v", spec)
 	}
-	fake := "#!/bin/sh\nfor r in 0 1; do SLURM_PROCID=$r \"$@\"; done\n"
+	// As trun: every rank runs, the step's status is the worst task's.
+	fake := "#!/bin/sh\nrc=0\nfor r in 0 1; do SLURM_PROCID=$r \"$@\" || rc=$?; done\nexit $rc\n"
 	if err := os.WriteFile(filepath.Join(dir, "fake-trun"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +140,9 @@ func TestGangJobRunsEachPodAsItsTask(t *testing.T) {
 	}
 	cmd := exec.Command(script)
 	cmd.Env = []string{"SLURM_JOB_ID=77", "PATH=/usr/bin:/bin"}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("script: %v\n%s\n%s", err, out, spec.GetScript())
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+		t.Fatalf("script: %v (want exit 3, rank 1's)\n%s\n%s", err, out, spec.GetScript())
 	}
 	read := func(p string) string {
 		b, err := os.ReadFile(p)
