@@ -138,17 +138,17 @@ func (g *gangs) maybeStart(ctx context.Context, ref podgroup.Ref) {
 		return
 	}
 	grp.starting = true
-	min, first := grp.min, p.pods[grp.waiting[0]].pod
+	need, first := grp.min, p.pods[grp.waiting[0]].pod
 	p.mu.Unlock()
 	var err error
-	if min == 0 {
+	if need == 0 {
 		if ref.Kind == podgroup.KindKueue {
-			min, err = podgroup.KueueMinMember(first)
+			need, err = podgroup.KueueMinMember(first)
 		} else {
-			min, err = g.lookup.MinMember(ctx, ref)
+			need, err = g.lookup.MinMember(ctx, ref)
 		}
-		if err == nil && min == 0 { // Kubernetes' basic policy: no gang
-			min = 1
+		if err == nil && need == 0 { // Kubernetes' basic policy: no gang
+			need = 1
 		}
 	}
 	p.mu.Lock()
@@ -160,8 +160,8 @@ func (g *gangs) maybeStart(ctx context.Context, ref podgroup.Ref) {
 		send(us)
 		return
 	}
-	grp.min, grp.why = min, ""
-	if len(grp.waiting) < min {
+	grp.min, grp.why = need, ""
+	if len(grp.waiting) < need {
 		us := g.showWaiting(ref, grp, nil)
 		p.mu.Unlock()
 		send(us)
