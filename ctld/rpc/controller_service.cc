@@ -85,6 +85,8 @@ Status ControllerService::CheckSpec(const v1::JobSpec& pb, const Caller& caller,
   if (!fields.ok()) return fields;
   if (pb.priority() > 0 && !caller.admin)
     return PermissionDenied("--priority requires an operator or administrator");
+  if (pb.k8s_pod_uids_size() > 0 && caller.uid != 0)  // the bridge's identity (issue 18)
+    return PermissionDenied("k8s_pod_uids is set by tessera-bridge only (root)");
   *spec = FromProto(pb);
   return CheckSubmitInput(*spec, {pb.deadline(), pb.time_min_s()}, caller, clock_->Now());
 }

@@ -1,11 +1,26 @@
 #include "ctld/rpc/convert.h"
 
+#include <cctype>
+
 #include "common/env_block.h"
 #include "common/filename_pattern.h"
 #include "common/hostlist.h"
 
 namespace tessera::ctld::rpc {
 namespace {
+
+// The space-separated words of `s` (JobSpec.k8s_pod_uids as kept in the record).
+std::vector<std::string> SplitWords(std::string_view s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(' ', i);
+    if (j == std::string_view::npos) j = s.size();
+    if (j > i) out.emplace_back(s.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
 
 ResourceReq FromProto(const v1::Resources& r) {
   return {r.cpus(), r.mem_mib(), r.gpus(), r.gpu_model(), r.mps(), r.shards(), 0, r.share_model()};
@@ -60,6 +75,7 @@ void ToProto(const JobSpec& s, v1::JobSpec* p) {
   p->set_switches(s.switches);
   p->set_switches_wait_s(s.switches_wait_s);
   p->set_segment(s.segment);
+  for (const auto& uid : SplitWords(s.k8s_pod_uids)) p->add_k8s_pod_uids(uid);
 }
 
 v1::NodeState NodeStateOf(const std::string& s) {
@@ -124,6 +140,9 @@ JobSpec FromProto(const v1::JobSpec& p) {
   s.switches = p.switches();
   s.switches_wait_s = p.switches_wait_s();
   s.segment = p.segment();
+  std::string uids;
+  for (const auto& uid : p.k8s_pod_uids()) uids += (uids.empty() ? "" : " ") + uid;
+  s.k8s_pod_uids = uids;
   return s;
 }
 
@@ -137,6 +156,13 @@ Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* wa
       return InvalidArgument(
           "--gpu-mem needs a GPU count (--gpus, --gpus-per-node, --gpus-per-task or "
           "--gres=gpu:N): it is the memory each GPU or MIG instance must have");
+  }
+  for (const auto& uid : p.k8s_pod_uids()) {  // pod UIDs: RFC 4122 text, checked loosely
+    bool ok = !uid.empty() && uid.size() <= 128;
+    for (char c : uid) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_');
+    if (!ok)
+      return InvalidArgument("k8s_pod_uids: \"" + uid.substr(0, 128) +
+                             "\" is not a pod UID (1-128 letters, digits, '-', '.', '_')");
   }
   auto warn = [&](bool set, const char* opt, const char* what) {
     if (set) warnings->push_back(std::string(opt) + " is accepted but not acted on yet: " + what);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes test control plane (etcd, kube-apiserver, kube-scheduler,
-# kube-controller-manager) from Go modules and caches the binaries on this machine, keyed by
-# the versions: $TESSERA_K8S_CACHE/<key>/bin (default /var/cache/tessera-k8s). Prints that bin
-# directory on stdout. A cached set is reused; only the binaries are kept, never the build
-# cache (about 5 GB), which goes to a temporary GOCACHE removed afterwards.
+# kube-controller-manager) and the matching kubectl from Go modules and caches the binaries on
+# this machine, keyed by the versions: $TESSERA_K8S_CACHE/<key>/bin (default
+# /var/cache/tessera-k8s). Prints that bin directory on stdout. A cached set is reused; only
+# the binaries are kept, never the build cache (about 5 GB), which goes to a temporary GOCACHE
+# removed afterwards.
 #
 # k8s.io/kubernetes is not meant to be a dependency: its go.mod requires its staging modules
 # (k8s.io/api, k8s.io/client-go, ...) at v0.0.0 and replaces them with ./staging/src/... paths
@@ -20,7 +21,10 @@ K8S_VERSION="${TESSERA_K8S_VERSION:-v1.37.2}"
 CACHE_ROOT="${TESSERA_K8S_CACHE:-/var/cache/tessera-k8s}"
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
 GO_VERSION="$("$GO" env GOVERSION)"
-BINS=(etcd kube-apiserver kube-scheduler kube-controller-manager)
+BINS=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl)
+# kubectl: k8s.io/kubernetes/cmd/kubectl of the same version, so the tests never depend on
+# whatever kubectl a machine has (a distribution's is years old, a cloud SDK's is a dispatcher
+# of another minor version, outside kubectl's one-minor skew policy).
 
 log() { echo "k8s-binaries: $*" >&2; }
 
@@ -80,18 +84,31 @@ PARTIAL="${CACHE_ROOT}/${KEY}/gocache.partial"
 mkdir -p "$PARTIAL"
 export GOCACHE="$PARTIAL" GOFLAGS="-mod=mod -p=1" GOMAXPROCS="${GOMAXPROCS:-2}" CGO_ENABLED=0
 mkdir -p "$BIN.tmp"
-# etcd first; a binary already built by an interrupted run is kept.
+# Binaries already in place (an older cache without kubectl) are kept; so are those an
+# interrupted run finished (each is written as .part, then renamed).
+if [[ -d "$BIN" ]]; then
+  for b in "${BINS[@]}"; do
+    if [[ -x "$BIN/$b" && ! -x "$BIN.tmp/$b" ]]; then cp -p "$BIN/$b" "$BIN.tmp/$b"; fi
+  done
+fi
 cd "$work/src"
 log "building ${KEY} (niced; a cold build takes a while)"
 start=$(date +%s)
-[[ -x "$BIN.tmp/etcd" ]] || nice -n 19 "$GO" build -trimpath -ldflags=-s -o "$BIN.tmp/etcd" ./etcd
+if [[ ! -x "$BIN.tmp/etcd" ]]; then
+  nice -n 19 "$GO" build -trimpath -ldflags=-s -o "$BIN.tmp/etcd.part" ./etcd ||
+    { log "building etcd ${ETCD_VERSION} failed (partial build cache kept in $PARTIAL)"; exit 1; }
+  mv "$BIN.tmp/etcd.part" "$BIN.tmp/etcd"
+fi
 # The version the binaries report (component-base/version), as Kubernetes' release build sets it.
 minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
 vpkg=k8s.io/component-base/version
 ldflags="-s -X $vpkg.gitVersion=${K8S_VERSION} -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=${minor}"
 ldflags+=" -X $vpkg.gitTreeState=clean"
-for b in kube-apiserver kube-scheduler kube-controller-manager; do
-  nice -n 19 "$GO" build -trimpath -ldflags="$ldflags" -o "$BIN.tmp/$b" "k8s.io/kubernetes/cmd/$b"
+for b in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
+  if [[ -x "$BIN.tmp/$b" ]]; then continue; fi
+  nice -n 19 "$GO" build -trimpath -ldflags="$ldflags" -o "$BIN.tmp/$b.part" "k8s.io/kubernetes/cmd/$b" ||
+    { log "building $b ${K8S_VERSION} failed (partial build cache kept in $PARTIAL)"; exit 1; }
+  mv "$BIN.tmp/$b.part" "$BIN.tmp/$b"
 done
 rm -rf "$BIN"
 mv "$BIN.tmp" "$BIN"

@@ -1,6 +1,8 @@
 """A real Kubernetes control plane for the bridge's tests: etcd, kube-apiserver, kube-scheduler
 and kube-controller-manager (built by tests/bridge/k8s-binaries.sh) on loopback, with generated
-certificates, token authentication, RBAC, and a dedicated RBAC identity for tessera-bridge.
+certificates, token authentication, RBAC, and a dedicated RBAC identity for tessera-bridge; the
+GenericWorkload feature gate (Kubernetes' own PodGroup) on; the Volcano and scheduler-plugins
+PodGroup CRDs installed.
 
 Facts this harness encodes (seen on these machines):
 - the apiserver needs --endpoint-reconciler-type=none on loopback;
@@ -47,6 +49,9 @@ rules:
 - apiGroups: [coordination.k8s.io]
   resources: [leases]
   verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [scheduling.k8s.io, scheduling.volcano.sh, scheduling.x-k8s.io]
+  resources: [podgroups]
+  verbs: [get, list, watch]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -62,6 +67,58 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:
 subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: kube-apiserver-kubelet-client}
 """
+
+
+# The PodGroup kinds of Volcano and of scheduler-plugins (coscheduling), reduced to what the
+# bridge reads (spec.minMember): the projects' own CRDs need their controllers' webhooks.
+GROUP_CRDS = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: podgroups.scheduling.volcano.sh}
+spec:
+  group: scheduling.volcano.sh
+  names: {kind: PodGroup, plural: podgroups, singular: podgroup, shortNames: [pg]}
+  scope: Namespaced
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+            properties:
+              minMember: {type: integer, format: int32}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: podgroups.scheduling.x-k8s.io}
+spec:
+  group: scheduling.x-k8s.io
+  names: {kind: PodGroup, plural: podgroups, singular: podgroup, shortNames: [pgs]}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+            properties:
+              minMember: {type: integer, format: int32}
+"""
+
+# Kubernetes' own PodGroup (scheduling.k8s.io/v1beta1) is beta and off by default in 1.37.
+FEATURE_GATES = "--feature-gates=GenericWorkload=true"
 
 
 def _openssl(*args, cwd):
@@ -135,18 +192,24 @@ class ControlPlane:
             f"--kubelet-client-key={p}/kubelet-client.key",
             f"--kubelet-certificate-authority={p}/ca.crt",
             "--kubelet-preferred-address-types=InternalIP", "--allow-privileged=false",
-            "--profiling=false", "--v=1"])
+            "--profiling=false", FEATURE_GATES, "--runtime-config=scheduling.k8s.io/v1beta1=true",
+            "--v=1"])
         wait_for(self._healthy, timeout=120, interval=0.5, what="kube-apiserver to be healthy")
         self._spawn("scheduler", [f"{self.bin}/kube-scheduler",
                                   f"--kubeconfig={self.root}/scheduler.kubeconfig",
-                                  "--leader-elect=false", "--secure-port=0", "--v=1"])
+                                  "--leader-elect=false", "--secure-port=0", FEATURE_GATES,
+                                  "--v=1"])
         self._spawn("controller-manager", [
             f"{self.bin}/kube-controller-manager",
             f"--kubeconfig={self.root}/controller-manager.kubeconfig",
             "--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=true",
             f"--service-account-private-key-file={p}/sa.key", f"--root-ca-file={p}/ca.crt",
-            "--v=1"])
+            FEATURE_GATES, "--v=1"])
         self.apply(BRIDGE_RBAC)
+        self.apply(GROUP_CRDS)
+        self.kubectl(["wait", "--for=condition=Established", "--timeout=60s",
+                      "crd/podgroups.scheduling.volcano.sh", "crd/podgroups.scheduling.x-k8s.io"],
+                     timeout=90)
         return self
 
     def _pki(self):

@@ -46,7 +46,8 @@ class Bridge:
                 f"--munge-socket={self.cluster.munge_socket}", f"--mapping={self.mapping}",
                 f"--kubeconfig={self.cp.bridge_kubeconfig}", f"--listen=127.0.0.1:{self.port}",
                 f"--tls-cert={p}/bridge-serving.crt", f"--tls-key={p}/bridge-serving.key",
-                f"--client-ca={p}/ca.crt", "--node-ip=127.0.0.1"]
+                f"--client-ca={p}/ca.crt", "--node-ip=127.0.0.1", f"--trun={BIN}/trun",
+                f"--tessera-conf={self.cluster.conf}"]
         self.proc = subprocess.Popen(argv, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
                                      start_new_session=True)
         return self
@@ -110,7 +111,8 @@ def node_ready(cp):
     return ready and ready[0]["status"] == "True" and "node.kubernetes.io/not-ready" not in taints
 
 
-def pod_manifest(name, script, ns="team-a", deadline=None):
+def pod_manifest(name, script, ns="team-a", deadline=None, labels=None, annotations=None,
+                 group=None):
     spec = {
         "restartPolicy": "Never", "automountServiceAccountToken": False,
         "nodeSelector": {"tessera.io/partition": "debug"},
@@ -122,8 +124,10 @@ def pod_manifest(name, script, ns="team-a", deadline=None):
     }
     if deadline:
         spec["activeDeadlineSeconds"] = deadline
-    return json.dumps({"apiVersion": "v1", "kind": "Pod",
-                       "metadata": {"name": name, "namespace": ns}, "spec": spec})
+    if group:  # Kubernetes' own PodGroup (GenericWorkload)
+        spec["schedulingGroup"] = {"podGroupName": group}
+    meta = {"name": name, "namespace": ns, "labels": labels or {}, "annotations": annotations or {}}
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
 
 
 def pod(cp, name, ns="team-a"):
@@ -238,3 +242,96 @@ def test_bridge_restart_keeps_the_pod_job_mapping(env):
     names = cluster.run(["tacct", "-n", "-X", "-P", "-o", "JobName"]).stdout.split()
     assert names.count("survivor") == 1, names
     assert "adopted Tessera job %d" % jid in bridge.log_tail(200)
+
+
+def allocatable_cpus(cp):
+    return int(cp.get_json("node", NODE)["status"]["allocatable"]["cpu"])
+
+
+def test_capacity_drops_while_tessera_runs_other_jobs(env):
+    cluster, cp, _ = env
+    work = cluster.user_dir(USER)
+    job = cluster.submit(["-c2", "-o", "/dev/null", "--wrap", "sleep 120"], user=USER, cwd=work)
+    try:
+        cluster.wait_state(job, "RUNNING")
+        wait_for(lambda: allocatable_cpus(cp) == 2, timeout=40, interval=1,
+                 what="allocatable cpu 2 while a plain job holds 2 of 4")
+        assert int(cp.get_json("node", NODE)["status"]["capacity"]["cpu"]) == 4
+    finally:
+        cluster.run(["tcancel", str(job)])
+    wait_for(lambda: allocatable_cpus(cp) == 4, timeout=40, interval=1,
+             what="allocatable cpu back to 4")
+
+
+def group_pods(cp, names, script, **kw):
+    for n in names:
+        cp.apply(pod_manifest(n, script, **kw))
+
+
+def test_pod_group_of_4_starts_together_and_not_while_3_fit(env):
+    """Kubernetes' own PodGroup (scheduling.k8s.io/v1beta1, gang minCount 4): while a plain
+    Tessera job holds 1 of the 4 CPUs, none of the 4 pods starts; once it ends, all 4 start at
+    once in one gang job, and each pod ends with its own output."""
+    cluster, cp, _ = env
+    work = cluster.user_dir(USER)
+    blocker = cluster.submit(["-c1", "-o", "/dev/null", "--wrap", "sleep 300"], user=USER, cwd=work)
+    cluster.wait_state(blocker, "RUNNING")
+    cp.apply(json.dumps({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                         "metadata": {"name": "train4", "namespace": "team-a"},
+                         "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}}))
+    names = [f"train4-{i}" for i in range(4)]
+    group_pods(cp, names, "sleep 3; echo member $KUBERNETES_POD_NAME", group="train4")
+    # Only 3 CPUs are free: nothing of the group may run.
+    end = time.time() + 12
+    while time.time() < end:
+        phases = [(pod(cp, n) or {}).get("status", {}).get("phase") for n in names]
+        assert "Running" not in phases and "Succeeded" not in phases, phases
+        time.sleep(0.5)
+    cluster.run(["tcancel", str(blocker)])
+    jobs = set()
+    for n in names:
+        p = wait_phase(cp, n, ("Running", "Succeeded"), timeout=120)
+        jobs.add(job_id(p))
+    assert len(jobs) == 1, f"the group ran as jobs {jobs}, want one gang job"
+    (gang,) = jobs
+    out = cluster.run(["tacct", "-n", "-X", "-P", "-j", str(gang), "-o", "JobName,NTasks,State"]).stdout
+    assert out.split("|")[:2] == ["podgroup-train4", "4"], out
+    for n in names:
+        p = wait_phase(cp, n, ("Succeeded", "Failed"), timeout=120)
+        assert p["status"]["phase"] == "Succeeded", p["status"]
+        assert cp.kubectl(["logs", n, "-n", "team-a"]).stdout.strip() == f"member {n}"
+
+
+@pytest.mark.parametrize("style", ["kueue", "kubeflow", "volcano"])
+def test_labelled_pod_group_is_one_gang_job(env, style):
+    """The pod-group labels Kueue sets, the scheduler-plugins label Kubeflow's trainers set
+    (with a scheduler-plugins PodGroup), and Volcano's annotation (with a Volcano PodGroup)."""
+    cluster, cp, _ = env
+    g = f"pg-{style}"
+    labels, annotations = {}, {}
+    if style == "kueue":
+        labels = {"kueue.x-k8s.io/pod-group-name": g}
+        annotations = {"kueue.x-k8s.io/pod-group-total-count": "2"}
+    elif style == "kubeflow":
+        labels = {"scheduling.x-k8s.io/pod-group": g, "training.kubeflow.org/job-name": g,
+                  "training.kubeflow.org/replica-type": "worker"}
+        cp.apply(json.dumps({"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+                             "metadata": {"name": g, "namespace": "team-a"},
+                             "spec": {"minMember": 2}}))
+    else:
+        annotations = {"scheduling.k8s.io/group-name": g}
+        cp.apply(json.dumps({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                             "metadata": {"name": g, "namespace": "team-a"},
+                             "spec": {"minMember": 2}}))
+    names = [f"{g}-0", f"{g}-1"]
+    cp.apply(pod_manifest(names[0], "echo $KUBERNETES_POD_NAME", labels=labels, annotations=annotations))
+    # One member alone waits for its group: no job.
+    time.sleep(3)
+    p = pod(cp, names[0])
+    assert p["status"].get("phase") == "Pending", p["status"]
+    cond = [c for c in p["status"].get("conditions", []) if c["type"] == "tessera.io/JobScheduled"]
+    assert cond and cond[0]["reason"] == "PodGroupWaiting", p["status"]
+    cp.apply(pod_manifest(names[1], "echo $KUBERNETES_POD_NAME", labels=labels, annotations=annotations))
+    ps = [wait_phase(cp, n, ("Succeeded", "Failed"), timeout=90) for n in names]
+    assert [p["status"]["phase"] for p in ps] == ["Succeeded", "Succeeded"], [p["status"] for p in ps]
+    assert job_id(ps[0]) == job_id(ps[1])

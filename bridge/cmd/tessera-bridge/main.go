@@ -26,19 +26,25 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	"github.com/virtual-kubelet/virtual-kubelet/node/nodeutil"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/tessera-hpc/tessera/bridge/internal/ctld"
 	pb "github.com/tessera-hpc/tessera/bridge/internal/gen/tesserav1"
 	"github.com/tessera-hpc/tessera/bridge/internal/mapping"
 	"github.com/tessera-hpc/tessera/bridge/internal/munge"
+	"github.com/tessera-hpc/tessera/bridge/internal/podgroup"
 	"github.com/tessera-hpc/tessera/bridge/internal/provider"
 )
 
 type flags struct {
 	kubeconfig, ctldAddr, ctldCA, ctldName, mungeSocket, mappingPath  string
 	partitions, nodePrefix, nodeIP, listen, tlsCert, tlsKey, clientCA string
+	trun, tesseraConf                                                 string
 	maxPods                                                           int64
 	poll                                                              time.Duration
 }
@@ -59,7 +65,11 @@ func parseFlags() flags {
 	flag.StringVar(&f.tlsKey, "tls-key", "", "kubelet API serving key")
 	flag.StringVar(&f.clientCA, "client-ca", "", "CA of the apiserver's kubelet client certificate (required with --tls-cert)")
 	flag.Int64Var(&f.maxPods, "max-pods", 1000, "pods capacity of each virtual node")
-	flag.DurationVar(&f.poll, "poll", time.Second, "how often job states are read from tessera-ctld")
+	flag.DurationVar(&f.poll, "poll", 5*time.Second, "how often every followed job is re-read from tessera-ctld "+
+		"(changes are followed as they happen through WatchJobs; this catches pending reasons, which have no event)")
+	flag.StringVar(&f.trun, "trun", "trun", "trun on the Tessera nodes: a pod group's gang job runs its pods through it")
+	flag.StringVar(&f.tesseraConf, "tessera-conf", os.Getenv("TESSERA_CONF"),
+		"TESSERA_CONF given to gang jobs (trun reads it); empty = the nodes' default")
 	flag.Parse()
 	return f
 }
@@ -98,7 +108,7 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
-	client, err := kubeClient(f.kubeconfig)
+	client, dyn, err := kubeClient(f.kubeconfig)
 	// nodeutil.NewNode builds a default client from $KUBECONFIG before taking ours: point it at
 	// the same file so it does not warn about a missing in-cluster configuration.
 	os.Setenv("KUBECONFIG", f.kubeconfig)
@@ -106,6 +116,11 @@ func run(f flags) error {
 		return err
 	}
 	pods := provider.NewPods(api, table)
+	pods.EnableGroups(podgroup.Dynamic{Client: dyn}, podgroup.Options{Trun: f.trun, TesseraConf: f.tesseraConf})
+	events := record.NewBroadcaster()
+	defer events.Shutdown()
+	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	pods.SetRecorder(events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "tessera-bridge"}))
 	n, err := pods.Adopt(cctx)
 	if err != nil {
 		return err
@@ -120,7 +135,7 @@ func run(f flags) error {
 		return err
 	}
 	defer stopHTTP()
-	go pods.Poll(ctx, f.poll)
+	go pods.Follow(ctx, f.poll)
 	errs := make(chan error, len(nodes))
 	for _, nd := range nodes {
 		go func(nd *nodeutil.Node) { errs <- nd.Run(ctx) }(nd)
@@ -163,15 +178,21 @@ func exportedPartitions(ctx context.Context, api pb.ControllerClient, want strin
 	return out, nil
 }
 
-func kubeClient(path string) (kubernetes.Interface, error) {
+// kubeClient: the typed client, and the dynamic one that reads PodGroup objects.
+func kubeClient(path string) (kubernetes.Interface, dynamic.Interface, error) {
 	if path == "" {
-		return nil, errors.New("--kubeconfig (or KUBECONFIG) is required")
+		return nil, nil, errors.New("--kubeconfig (or KUBECONFIG) is required")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+		return nil, nil, fmt.Errorf("kubeconfig %s: %w", path, err)
 	}
-	return kubernetes.NewForConfig(cfg)
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := dynamic.NewForConfig(cfg)
+	return c, d, err
 }
 
 // newNodes makes one virtual node per partition, all reporting the same kubelet port.

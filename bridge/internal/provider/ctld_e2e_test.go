@@ -23,6 +23,7 @@ import (
 	pb "github.com/tessera-hpc/tessera/bridge/internal/gen/tesserav1"
 	"github.com/tessera-hpc/tessera/bridge/internal/mapping"
 	"github.com/tessera-hpc/tessera/bridge/internal/munge"
+	"github.com/tessera-hpc/tessera/bridge/internal/podgroup"
 )
 
 type e2e struct {
@@ -31,6 +32,9 @@ type e2e struct {
 	table *mapping.Table
 	mu    sync.Mutex
 	seen  map[string]*corev1.Pod // last status notified, by pod name
+	// Pod groups: minMember by group name (gangs_e2e_test.go); events recorded, by pod name.
+	groups fixedGroups
+	events map[string][]string
 }
 
 func newE2E(t *testing.T) *e2e {
@@ -50,23 +54,29 @@ func newE2E(t *testing.T) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &e2e{t: t, api: api, table: table, seen: map[string]*corev1.Pod{}}
+	return &e2e{t: t, api: api, table: table, seen: map[string]*corev1.Pod{}, groups: fixedGroups{},
+		events: map[string][]string{}}
 }
 
 // start runs a bridge core (as after a process start) and returns the debug partition's node.
 func (e *e2e) start(ctx context.Context) *NodePods {
 	pods := NewPods(e.api, e.table)
+	pods.EnableGroups(e.groups, podgroup.Options{Trun: os.Getenv("TESSERA_BRIDGE_E2E_TRUN"),
+		TesseraConf: os.Getenv("TESSERA_BRIDGE_E2E_CONF")})
+	pods.SetRecorder(e)
 	if _, err := pods.Adopt(ctx); err != nil {
 		e.t.Fatal(err)
 	}
 	n := pods.Node("tessera-debug", "debug")
-	n.NotifyPods(ctx, func(p *corev1.Pod) {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		e.seen[p.Name] = p
-	})
-	go pods.Poll(ctx, 200*time.Millisecond)
+	n.NotifyPods(ctx, e.notify)
+	go pods.Follow(ctx, 2*time.Second)
 	return n
+}
+
+func (e *e2e) notify(p *corev1.Pod) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seen[p.Name] = p
 }
 
 func testPod(name, ns, script string) *corev1.Pod {

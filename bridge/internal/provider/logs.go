@@ -22,11 +22,17 @@ func (p *Pods) containerLogs(ctx context.Context, ns, name string, opts api.Cont
 	if err != nil {
 		return nil, err
 	}
+	if t.jobID == 0 { // a pod group's member waiting for its group
+		return io.NopCloser(bytes.NewReader(nil)), nil
+	}
 	job, err := p.api.GetJob(ctx, &pb.GetJobRequest{JobId: t.jobID})
 	if err != nil {
 		return nil, fmt.Errorf("Tessera job %d of pod %s/%s: %w", t.jobID, ns, name, err)
 	}
 	path := job.GetStdoutPath()
+	if t.member != nil { // a gang member's task writes its own file
+		path = t.member.out
+	}
 	if path == "" || job.GetState() == pb.JobState_PENDING {
 		return io.NopCloser(bytes.NewReader(nil)), nil
 	}

@@ -27,8 +27,10 @@ type tracked struct {
 	pod   *corev1.Pod // as last given by the pod controller, status ours
 	node  string
 	jobID uint64
-	job   *pb.JobInfo // last seen; nil before the first listing
+	job   *pb.JobInfo // last seen (a gang member's view of it); nil before the first listing
 	ended bool        // deleted from Kubernetes, or its job ended
+	// A pod group's member (gangs.go): jobID is 0 until the group's gang job is submitted.
+	member *gangMember
 }
 
 // Pods runs pods as jobs through ctld's public API.
@@ -41,6 +43,8 @@ type Pods struct {
 	pods     map[string]*tracked          // "ns/name"
 	adopted  map[types.UID]uint64         // pod UID -> job, from ctld (restart safety)
 	notifier map[string]func(*corev1.Pod) // node name -> the library's status callback
+	gangs    *gangs                       // pod groups (EnableGroups); nil = every pod alone
+	events   Recorder                     // Kubernetes events on pods (SetRecorder); may be nil
 }
 
 // NewPods makes the pod side of the bridge. Call Adopt before the nodes run.
@@ -49,8 +53,9 @@ func NewPods(api pb.ControllerClient, table *mapping.Table) *Pods {
 		adopted: map[types.UID]uint64{}, notifier: map[string]func(*corev1.Pod){}}
 }
 
-// Adopt learns which jobs ctld already runs for pods (the pod UID is in the job's comment), so
-// a restarted bridge follows them instead of submitting again. Jobs that ended long enough ago
+// Adopt learns which jobs ctld already runs for pods (JobSpec.k8s_pod_uids: one UID for a
+// pod's job, the members in rank order for a group's gang job), so a restarted bridge follows
+// them instead of submitting again. Jobs that ended long enough ago
 // to have left ctld's memory belong to pods Kubernetes already shows as ended (never re-run).
 func (p *Pods) Adopt(ctx context.Context) (int, error) {
 	resp, err := p.api.ListJobs(ctx, &pb.ListJobsRequest{IncludeFinished: true, ExpandArrays: true})
@@ -61,22 +66,37 @@ func (p *Pods) Adopt(ctx context.Context) (int, error) {
 	defer p.mu.Unlock()
 	n := 0
 	for _, j := range resp.GetJobs() {
-		uid := translate.PodUIDFromComment(j.GetSpec().GetComment())
-		if uid == "" {
-			continue
+		uids := j.GetSpec().GetK8SPodUids()
+		for rank, uid := range uids {
+			if old, ok := p.adopted[types.UID(uid)]; !ok || j.GetJobId() > old {
+				p.adopted[types.UID(uid)] = j.GetJobId()
+				if p.gangs != nil && len(uids) > 1 {
+					p.gangs.seats[types.UID(uid)] = rank
+				}
+			}
 		}
-		if old, ok := p.adopted[types.UID(uid)]; !ok || j.GetJobId() > old {
-			p.adopted[types.UID(uid)] = j.GetJobId()
+		if len(uids) > 0 {
+			n++
 		}
-		n++
 	}
 	return n, nil
 }
 
 func key(ns, name string) string { return ns + "/" + name }
 
-// submit creates the job for a pod, or adopts the one ctld already has for its UID.
+// submit creates the job for a pod (a pod group's member waits for its group: gangs.go), or
+// adopts the one ctld already has for its UID.
 func (p *Pods) submit(ctx context.Context, pod *corev1.Pod, node, partition string) error {
+	if p.gangs != nil {
+		if handled, err := p.gangs.add(ctx, pod, node, partition); handled {
+			return err
+		}
+	}
+	return p.submitOne(ctx, pod, node, partition)
+}
+
+// submitOne: one pod, one job.
+func (p *Pods) submitOne(ctx context.Context, pod *corev1.Pod, node, partition string) error {
 	p.mu.Lock()
 	jobID, adopted := p.adopted[pod.UID]
 	p.mu.Unlock()
@@ -117,7 +137,7 @@ func (p *Pods) remove(ctx context.Context, pod *corev1.Pod) error {
 	if !ok {
 		return errdefs.NotFoundf("pod %s is not run by the bridge", k)
 	}
-	if t.job == nil || !terminal(t.job.GetState()) {
+	if t.jobID != 0 && (t.job == nil || !terminal(t.job.GetState())) { // a member: ends the gang
 		resp, err := p.api.CancelJob(ctx, &pb.CancelJobRequest{JobIds: []uint64{t.jobID}})
 		if err != nil {
 			return fmt.Errorf("cancelling Tessera job %d of pod %s: %w", t.jobID, k, err)
@@ -129,6 +149,9 @@ func (p *Pods) remove(ctx context.Context, pod *corev1.Pod) error {
 	}
 	p.mu.Lock()
 	delete(p.pods, k)
+	if t.member != nil {
+		p.gangs.forget(k, t.member)
+	}
 	notify := p.notifier[t.node]
 	p.mu.Unlock()
 	done := t.pod.DeepCopy()
@@ -152,32 +175,23 @@ func terminal(s pb.JobState) bool {
 	return true
 }
 
-// Poll follows the tracked jobs' states until ctx ends, every `every`, and reports each pod
-// whose status changed through its node's callback.
-func (p *Pods) Poll(ctx context.Context, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		if err := p.refresh(ctx); err != nil && ctx.Err() == nil {
-			log.G(ctx).Warnf("following jobs: %v", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
+// refresh reads every followed job from ctld.
 func (p *Pods) refresh(ctx context.Context) error {
 	p.mu.Lock()
 	ids := make([]uint64, 0, len(p.pods))
+	seen := map[uint64]bool{}
 	for _, t := range p.pods {
-		if !t.ended {
+		if !t.ended && t.jobID != 0 && !seen[t.jobID] {
+			seen[t.jobID] = true
 			ids = append(ids, t.jobID)
 		}
 	}
 	p.mu.Unlock()
+	return p.refreshJobs(ctx, ids)
+}
+
+// refreshJobs reads the given jobs from ctld and reports the pods whose status changed.
+func (p *Pods) refreshJobs(ctx context.Context, ids []uint64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -189,31 +203,49 @@ func (p *Pods) refresh(ctx context.Context) error {
 	for _, j := range resp.GetJobs() {
 		byID[j.GetJobId()] = j
 	}
-	type update struct {
-		cb  func(*corev1.Pod)
-		pod *corev1.Pod
-	}
 	var updates []update
 	p.mu.Lock()
 	for _, t := range p.pods {
-		j, ok := byID[t.jobID]
-		if !ok || t.ended || sameJobView(t.job, j) {
-			continue
-		}
-		t.job = j
-		t.ended = terminal(j.GetState())
-		np := t.pod.DeepCopy()
-		np.Status = *translate.PodStatus(np, j, p.now())
-		t.pod = np
-		if cb := p.notifier[t.node]; cb != nil {
-			updates = append(updates, update{cb, np.DeepCopy()})
+		if j, ok := byID[t.jobID]; ok && !t.ended {
+			updates = p.observe(t, j, updates)
 		}
 	}
 	p.mu.Unlock()
-	for _, u := range updates {
+	send(updates)
+	return nil
+}
+
+// update is a pod status to report through its node's callback (outside p.mu).
+type update struct {
+	cb  func(*corev1.Pod)
+	pod *corev1.Pod
+}
+
+func send(us []update) {
+	for _, u := range us {
 		u.cb(u.pod)
 	}
-	return nil
+}
+
+// observe takes a new view of a pod's job (with p.mu held); a change of what the pod shows is
+// appended to `us`. A gang member sees its own task's end (gangs.go).
+func (p *Pods) observe(t *tracked, j *pb.JobInfo, us []update) []update {
+	if t.member != nil {
+		t.member.job = j
+		j = t.member.view(j)
+	}
+	if sameJobView(t.job, j) {
+		return us
+	}
+	t.job = j
+	t.ended = terminal(j.GetState())
+	np := t.pod.DeepCopy()
+	np.Status = *translate.PodStatus(np, j, p.now())
+	t.pod = np
+	if cb := p.notifier[t.node]; cb != nil {
+		us = append(us, update{cb, np.DeepCopy()})
+	}
+	return us
 }
 
 // sameJobView: nothing the pod status shows has changed.

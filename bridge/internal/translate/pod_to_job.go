@@ -20,8 +20,8 @@ const (
 	ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
 	// MigPrefix starts a MIG profile resource: nvidia.com/mig-3g.40gb.
 	MigPrefix = "nvidia.com/mig-"
-	// CommentPrefix marks a job as a pod's: the comment is "k8s-pod=<uid> <ns>/<name>".
-	// The bridge finds its jobs again after a restart by this prefix.
+	// CommentPrefix starts a pod's job comment, "k8s-pod=<uid> <ns>/<name>", for people; the
+	// bridge finds its jobs again by JobSpec.k8s_pod_uids, which only root can set.
 	CommentPrefix = "k8s-pod="
 )
 
@@ -76,6 +76,7 @@ func PodToJob(pod *corev1.Pod, m mapping.Entry, o Options) (*pb.JobSpec, error) 
 		NodesMax:      1,
 		Comment:       Comment(pod),
 		Uid:           m.UID,
+		K8SPodUids:    []string{string(pod.UID)},
 	}
 	if q, ok := m.PriorityClassQOS[pod.Spec.PriorityClassName]; ok && pod.Spec.PriorityClassName != "" {
 		spec.Qos = q
@@ -108,18 +109,6 @@ func checkPodShape(pod *corev1.Pod) error {
 // Comment is the job comment that ties a job to its pod (by UID).
 func Comment(pod *corev1.Pod) string {
 	return fmt.Sprintf("%s%s %s/%s", CommentPrefix, pod.UID, pod.Namespace, pod.Name)
-}
-
-// PodUIDFromComment returns the pod UID a job comment names, or "".
-func PodUIDFromComment(comment string) string {
-	if !strings.HasPrefix(comment, CommentPrefix) {
-		return ""
-	}
-	rest := comment[len(CommentPrefix):]
-	if i := strings.IndexByte(rest, ' '); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
 }
 
 // Env is the container's environment as the library resolved it (values from ConfigMaps,

@@ -54,8 +54,8 @@ func TestCommandArgsEnvAndIdentity(t *testing.T) {
 	if spec.Workdir != "/home/alice" || spec.StdoutPattern != "/home/alice/k8s/k8s-team-a-train-%j.out" {
 		t.Errorf("workdir %q stdout %q", spec.Workdir, spec.StdoutPattern)
 	}
-	if PodUIDFromComment(spec.Comment) != "0b1c-uid" {
-		t.Errorf("comment %q does not carry the pod UID", spec.Comment)
+	if len(spec.K8SPodUids) != 1 || spec.K8SPodUids[0] != "0b1c-uid" {
+		t.Errorf("k8s_pod_uids %q does not carry the pod UID", spec.K8SPodUids)
 	}
 	if spec.TimeLimitS != 0 {
 		t.Errorf("time limit %d without activeDeadlineSeconds", spec.TimeLimitS)
