@@ -66,7 +66,12 @@ std::string MoreValue(const std::string& field, const pb::JobInfo& job, const Id
   if (field == "Eligible") return Date(std::max(job.submit_time(), spec.begin_time()));
   if (field == "GID") return std::to_string(job.gid());
   if (field == "Group") return GroupLabel(names, job.gid());
-  if (field == "JobIDRaw") return std::to_string(job.job_id());
+  if (field == "JobIDRaw") {  // a step row's raw id is "<job id>.<step>" (issue 19)
+    const std::string& text = job.array_task_str();
+    size_t dot = text.find('.');
+    bool step_row = job.array_job_id() == 0 && dot != std::string::npos;
+    return std::to_string(job.job_id()) + (step_row ? text.substr(dot) : "");
+  }
   if (field == "NCPUS" || field == "ReqCPUS") return std::to_string(CpuCount(job));
   if (field == "NTasks") return std::to_string(TaskCount(job));
   if (field == "Priority") return std::to_string(job.priority());

@@ -151,7 +151,7 @@ std::string FormatJobDetail(const pb::JobInfo& job, const IdNames& names, int64_
 // scontrol show node in Slurm 22.05's layout (src/api/node_info.c, slurm_sprint_node_table),
 // trailing blanks included. A node configured with CPUs only has Sockets=CPUs,
 // CoresPerSocket=1, ThreadsPerCore=1, as slurmctld makes it. Tessera's own keys (GPUs=,
-// MigLayout[i]=, HCAs=, Topology=) follow Slurm's, before Reason=.
+// MigLayout[i]=, HCAs=, Topology=, LastHeartbeat=) follow Slurm's, before Reason=.
 std::string FormatNodeDetail(const pb::NodeInfo& n) {
   std::string features = n.features().empty()
                              ? "(null)"
@@ -212,6 +212,7 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
   o += "   CapWatts=n/a\n";
   o += "   CurrentWatts=n/s AveWatts=n/s\n";
   o += "   ExtSensorsJoules=n/s ExtSensorsWatts=n/s ExtSensorsTemp=n/s\n";
+  if (n.last_heartbeat() > 0) o += "   LastHeartbeat=" + FormatTimestamp(n.last_heartbeat()) + "\n";
   if (n.gpus_size()) {
     std::vector<std::string> gpus;
     for (const auto& g : n.gpus())
@@ -236,7 +237,7 @@ std::string FormatPartitionDetail(const pb::PartitionInfo& p) {
   std::string o = "PartitionName=" + p.name() + "\n";
   o += "   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n";
   o += std::string("   AllocNodes=ALL Default=") + (p.is_default() ? "YES" : "NO") + " QoS=N/A\n";
-  o += "   DefaultTime=" + (p.default_time_s() < 0 ? std::string("NONE") : limit(p.default_time_s())) +
+  o += "   DefaultTime=" + (p.default_time_s() <= 0 ? std::string("NONE") : limit(p.default_time_s())) +
        " DisableRootJobs=NO ExclusiveUser=NO GraceTime=" + std::to_string(p.grace_time_s()) +
        " Hidden=NO\n";
   o += "   MaxNodes=" + (p.max_nodes() ? std::to_string(p.max_nodes()) : std::string("UNLIMITED")) +
