@@ -27,7 +27,7 @@ const std::set<std::string> kIgnoredSlurmKeys = {
     "taskprolog", "taskepilog", "cgroupplugin", "backupcontroller", "healthcheckprogram",
     "healthcheckinterval", "topologyparam",
     "accountingstoragehost", "accountingstorageport", "jobcomploc",
-    "slurmdusers", "defmempercpu", "maxmempercpu", "slurmschedlogfile", "enforcepartlimits",
+    "slurmdusers", "defmempercpu", "maxmempercpu", "slurmschedlogfile",
     "slurmduser", "srunportrange", "propagateresourcelimitsexcept", "usepam", "killonbadexit",
     "treewidth", "rebootprogram", "resumeprogram", "suspendprogram", "plugindir",
 };
@@ -190,6 +190,13 @@ class Builder {
       auto n = ParseUint(p.value, p.raw_key);
       if (!n.ok() || *n == 0 || *n > 4000001) return BadValue(where, p, "expected 1..4000001");
       c_->max_array_size = static_cast<uint32_t>(*n);
+      return Status::Ok();
+    }
+    if (k == "enforcepartlimits") {  // issue 19
+      std::string v = ToUpper(p.value);
+      if (v == "YES") v = "ANY";
+      if (v != "NO" && v != "ANY" && v != "ALL") return BadValue(where, p, "expected NO, ANY, ALL or YES");
+      c_->enforce_part_limits = v;
       return Status::Ok();
     }
     if (k == "slurmuser" || k == "tesserauser") { c_->cluster_user = p.value; return Status::Ok(); }

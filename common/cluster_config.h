@@ -105,6 +105,9 @@ struct ClusterConfig {
   int64_t min_job_age_s = 300;       // MinJobAge: finished jobs stay visible in tqueue
   int64_t sched_interval_s = 5;
   uint32_t max_array_size = 1001;     // MaxArraySize: array indices must be below it
+  // EnforcePartLimits (issue 19): "NO" (Slurm's default: a job over its partition's MaxTime
+  // waits, reason PartitionTimeLimit), "ANY" or "ALL" (refused at submit); YES = ANY.
+  std::string enforce_part_limits = "NO";
   std::string cluster_user = "root"; // SlurmUser / TesseraUser
   std::vector<std::string> admins;   // TesseraAdmins
   std::vector<std::string> operators;

@@ -122,16 +122,21 @@ Result<uint64_t> ParseMemMiB(std::string_view s) {
 }
 
 std::string FormatMemMiB(uint64_t mib) {
-  char buf[32];
-  if (mib >= 1024 * 1024 && mib % (1024 * 1024) == 0) {
-    std::snprintf(buf, sizeof buf, "%lluT", (unsigned long long)(mib / (1024 * 1024)));
-  } else if (mib >= 1024 && mib % 1024 == 0) {
-    std::snprintf(buf, sizeof buf, "%lluG", (unsigned long long)(mib / 1024));
-  } else if (mib >= 1024) {
-    std::snprintf(buf, sizeof buf, "%.2fG", mib / 1024.0);
-  } else {
-    std::snprintf(buf, sizeof buf, "%lluM", (unsigned long long)mib);
+  // As Slurm's convert_num_unit(..., CONVERT_NUM_UNIT_EXACT): divide by 1024 while nothing is
+  // lost (half units count as exact), so 2000 -> "2000M", 1536 -> "1.50G", 4096 -> "4G".
+  static const char kUnit[] = "MGTP";
+  double num = static_cast<double>(mib);
+  int u = 0;
+  while (num >= 1024 && static_cast<uint64_t>(num) % 512 == 0 && u < 3) {
+    num /= 1024;
+    ++u;
   }
+  char buf[48];
+  auto whole = static_cast<uint64_t>(num);
+  if (static_cast<double>(whole) == num)
+    std::snprintf(buf, sizeof buf, "%llu%c", static_cast<unsigned long long>(whole), kUnit[u]);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f%c", num, kUnit[u]);
   return buf;
 }
 

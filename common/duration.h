@@ -24,7 +24,7 @@ std::string FormatDuration(int64_t seconds);
 // optional trailing "B"); no suffix means MiB, as sbatch's --mem. Returns MiB, rounding K up.
 Result<uint64_t> ParseMemMiB(std::string_view s);
 
-// Formats MiB as Slurm prints memory: "512M", "4G", "1.50G".
+// Formats MiB as Slurm prints memory (exact units): "512M", "2000M", "4G", "1.50G".
 std::string FormatMemMiB(uint64_t mib);
 
 // Parses a non-negative decimal integer that must fill the whole string.

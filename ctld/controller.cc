@@ -16,6 +16,7 @@
 #include "common/hostlist.h"
 #include "ctld/log.h"
 #include "ctld/mig_requests.h"
+#include "ctld/part_limits.h"
 #include "ctld/nodes/gpu_use.h"
 #include "ctld/submit_checks.h"
 
@@ -120,14 +121,17 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   for (const auto* expr : {&spec.nodelist, &spec.exclude}) {
     auto h = ExpandHostlist(*expr);
     if (!h.ok()) return InvalidArgument("invalid node list: " + h.status().message());
+    for (const auto& name : *h)  // Slurm refuses unknown names in -w and -x (issue 19)
+      if (!cfg_->FindNode(name)) return InvalidArgument("Invalid node name specified: " + name);
   }
   const PartitionConfig* part = spec.partition.empty() ? cfg_->DefaultPartition() : cfg_->FindPartition(spec.partition);
-  if (!part) return InvalidArgument("invalid partition specified: " + spec.partition);
+  if (!part) return InvalidArgument("Invalid partition name specified: " + spec.partition);
   r.partition = part->name;
   TESSERA_RETURN_IF_ERROR(CheckSegmentRequest(*topology_, spec, *part));  // issue 15
   int64_t limit = spec.time_limit_s;
   if (limit == 0) limit = part->default_time_s >= 0 ? part->default_time_s : part->max_time_s;
-  if (part->max_time_s >= 0 && (limit < 0 || limit > part->max_time_s))
+  // EnforcePartLimits=NO (Slurm's default): accepted, it waits with PartitionTimeLimit.
+  if (OverPartitionTime(*part, limit) && cfg_->enforce_part_limits != "NO")
     return InvalidArgument("Requested time limit is invalid (exceeds MaxTime of partition " + part->name + ")");
   r.time_limit_s = limit;
   r.submit_host = submit_host;
@@ -250,7 +254,7 @@ Status Controller::UpdateJob(uint64_t id, const Caller& c, const JobUpdate& u) {
   const JobRecord* j = jobs_.Find(id);
   if (j && !u.partition.empty()) {
     const PartitionConfig* p = cfg_->FindPartition(u.partition);
-    if (!p) return InvalidArgument("invalid partition specified: " + u.partition);
+    if (!p) return InvalidArgument("Invalid partition name specified: " + u.partition);
     if (p->max_time_s >= 0 && (j->time_limit_s < 0 || j->time_limit_s > p->max_time_s))
       return InvalidArgument("the job's time limit exceeds MaxTime of partition " + p->name);
   }
@@ -298,6 +302,8 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
   n->reported_cpus = info.cpus;
   n->reported_mem = info.mem_mib;
   n->version = info.version;
+  n->os = info.os;  // issue 19
+  n->arch = info.arch;
   std::vector<GpuState> gpus_before = std::move(n->gpus);
   n->gpus = info.gpus;
   if (auto d = cfg_->gpus.find(info.node); d != cfg_->gpus.end()) ApplyConfiguredShares(n->gpus, d->second);
@@ -607,6 +613,8 @@ void Controller::RunCycle() {
                                     topology_->snap);
   FillMigGpus(snap, *cfg_, nodes_, jobs_.active(), mig_in_flight_);
   AdjustPreemptSnapshot(snap);  // issue 16 §4 (preemption.cc)
+  for (uint64_t id : HoldOverPartitionTime(*cfg_, snap))  // issue 19: EnforcePartLimits=NO
+    jobs_.SetReason(id, "PartitionTimeLimit");
   if (sched_cfg_->weight_fairshare > 0) sched::FillFairshare(snap, *sched_cfg_, usage_.usage());
   auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
   stats_.jobs_backfilled += result.jobs_backfilled;
@@ -616,7 +624,7 @@ void Controller::RunCycle() {
   }
   for (const auto& d : result.decisions) {
     if (d.kind == sched::Decision::Kind::kPending) {
-      jobs_.SetReason(d.job_id, d.reason, d.expected_start);
+      jobs_.SetReason(d.job_id, d.reason, d.expected_start, d.reserved_nodes);
       continue;
     }
     StartJob(d.job_id, d.placement);

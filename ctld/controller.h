@@ -47,6 +47,7 @@ struct RegisterInfo {
     uint64_t run = 0;  // the run that ended; 0 = unknown (old noded)
   };
   std::vector<Finished> finished;
+  std::string os, arch;  // issue 19: the host's uname ("" = not reported)
   int64_t boot_time = 0;
   std::string boot_id;  // /proc/sys/kernel/random/boot_id of the host ("" = not sent)
   std::string version;
@@ -159,6 +160,8 @@ class Controller {
   // `runs`: running job -> run, as the node reports it (absent = unknown).
   void OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running,
                    const std::map<uint64_t, uint64_t>& runs = {});
+  // Issue 19: a heartbeat's load and free memory (scontrol show node CPULoad=, FreeMem=).
+  void OnNodeLoad(const std::string& node, int32_t cpu_load_x100, uint64_t free_mem_mib);
   // A report of another run than the job's current one (or from another node) is recorded as an
   // event::kStaleReport and acknowledged; it never ends the current run.
   void OnJobFinished(const std::string& node, const RegisterInfo::Finished& f);

@@ -69,4 +69,12 @@ void Controller::ReconcileRegisteredJobs(const RegisterInfo& info, bool rebooted
   }
 }
 
+// Issue 19: scontrol show node's CPULoad= and FreeMem= (memory only, refreshed by heartbeats).
+void Controller::OnNodeLoad(const std::string& node, int32_t cpu_load_x100, uint64_t free_mem_mib) {
+  NodeRuntime* n = nodes_.Find(node);
+  if (!n) return;
+  n->cpu_load_x100 = cpu_load_x100;
+  n->free_mem_mib = free_mem_mib;
+}
+
 }  // namespace tessera::ctld

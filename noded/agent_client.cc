@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "noded/host_stats.h"
 #include "noded/log.h"
 #include "rpc/grpc_util.h"
 
@@ -95,6 +96,9 @@ v1::NodeMessage AgentClient::BuildRegister() {
   r->set_boot_time(node_.boot_time);
   r->set_boot_id(node_.boot_id);
   r->set_version(node_.version);
+  HostUname un = DiscoverUname();  // issue 19: scontrol show node OS=, Arch=
+  r->set_os(un.os);
+  r->set_arch(un.arch);
   return m;
 }
 
@@ -195,6 +199,8 @@ bool AgentClient::Flush(Stream* stream, int64_t now, int64_t* last_hb, int64_t* 
       jr->set_run(jobs_.RunOf(id));
     }
     hb.mutable_heartbeat()->set_time(now);
+    hb.mutable_heartbeat()->set_cpu_load_x100(ReadLoadAvgX100());  // issue 19
+    hb.mutable_heartbeat()->set_free_mem_mib(ReadMemFreeMib());
     out.push_back(std::move(hb));
     *last_hb = now;
   }

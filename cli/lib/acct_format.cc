@@ -29,6 +29,20 @@ constexpr FieldDef kFields[] = {
     {"Suspended", 10},    {"SystemCPU", 10},  {"Timelimit", 10},  {"TimelimitRaw", 12},
     {"TotalCPU", 10},     {"UID", 6},         {"User", 9},        {"UserCPU", 10},
     {"WorkDir", 20},
+    // Issue 19 (sacct -l): usage fields Tessera does not gather yet, printed empty, with
+    // sacct's widths.
+    {"AveCPU", 10},       {"AveCPUFreq", 10}, {"AveDiskRead", 14}, {"AveDiskWrite", 14},
+    {"AvePages", 10},     {"AveRSS", 10},     {"AveVMSize", 10},   {"ConsumedEnergy", 14},
+    {"MaxDiskRead", 12},  {"MaxDiskReadNode", 15}, {"MaxDiskReadTask", 15},
+    {"MaxDiskWrite", 12}, {"MaxDiskWriteNode", 16}, {"MaxDiskWriteTask", 16},
+    {"MaxPages", 8},      {"MaxPagesNode", 12}, {"MaxPagesTask", 14}, {"MaxRSSNode", 10},
+    {"MaxRSSTask", 10},   {"MaxVMSizeNode", 14}, {"MaxVMSizeTask", 14}, {"MinCPU", 10},
+    {"MinCPUNode", 10},   {"MinCPUTask", 10}, {"ReqCPUFreqMin", 13}, {"ReqCPUFreqMax", 13},
+    {"ReqCPUFreqGov", 13}, {"TRESUsageInAve", 14}, {"TRESUsageInMax", 14},
+    {"TRESUsageInMaxNode", 18}, {"TRESUsageInMaxTask", 18}, {"TRESUsageInMin", 14},
+    {"TRESUsageInMinNode", 18}, {"TRESUsageInMinTask", 18}, {"TRESUsageInTot", 14},
+    {"TRESUsageOutMax", 15}, {"TRESUsageOutMaxNode", 19}, {"TRESUsageOutMaxTask", 19},
+    {"TRESUsageOutAve", 15}, {"TRESUsageOutTot", 15},
 };
 
 std::string Date(int64_t t) { return FormatTimestamp(t, /*unknown_word=*/true); }
@@ -37,7 +51,9 @@ std::string Date(int64_t t) { return FormatTimestamp(t, /*unknown_word=*/true); 
 // when a value is unknown.
 bool UnknownField(const std::string& f) {
   return f == "MaxRSS" || f == "MaxVMSize" || f == "SystemCPU" || f == "UserCPU" ||
-         f == "TotalCPU";
+         f == "TotalCPU" || f.rfind("Ave", 0) == 0 || f.rfind("Max", 0) == 0 ||
+         f.rfind("Min", 0) == 0 || f.rfind("TRESUsage", 0) == 0 ||
+         f.rfind("ReqCPUFreq", 0) == 0 || f == "ConsumedEnergy";
 }
 
 std::string MoreValue(const std::string& field, const pb::JobInfo& job, const IdNames& names) {
@@ -50,7 +66,12 @@ std::string MoreValue(const std::string& field, const pb::JobInfo& job, const Id
   if (field == "Eligible") return Date(std::max(job.submit_time(), spec.begin_time()));
   if (field == "GID") return std::to_string(job.gid());
   if (field == "Group") return GroupLabel(names, job.gid());
-  if (field == "JobIDRaw") return std::to_string(job.job_id());
+  if (field == "JobIDRaw") {  // a step row's raw id is "<job id>.<step>" (issue 19)
+    const std::string& text = job.array_task_str();
+    size_t dot = text.find('.');
+    bool step_row = job.array_job_id() == 0 && dot != std::string::npos;
+    return std::to_string(job.job_id()) + (step_row ? text.substr(dot) : "");
+  }
   if (field == "NCPUS" || field == "ReqCPUS") return std::to_string(CpuCount(job));
   if (field == "NTasks") return std::to_string(TaskCount(job));
   if (field == "Priority") return std::to_string(job.priority());
@@ -84,8 +105,12 @@ std::string Value(const std::string& field, const pb::JobInfo& job, const IdName
   if (field == "Elapsed") return SacctSecs(ElapsedSeconds(job, now));
   if (field == "ElapsedRaw") return std::to_string(ElapsedSeconds(job, now));
   if (field == "End") return Date(job.end_time());
-  if (field == "ExitCode")
+  bool step_row = job.array_job_id() == 0 && !job.array_task_str().empty();
+  if (field == "ExitCode") {
+    // A cancelled job's own row is 0:0 in Slurm (the signal shows on its .batch step).
+    if (!step_row && StateOf(job) == JobState::kCancelled) return "0:0";
     return std::to_string(job.exit_code()) + ":" + std::to_string(job.exit_signal());
+  }
   if (field == "JobID") {
     // Step rows (WithSteps) carry their "job.step" id in array_task_str with array_job_id 0.
     if (job.array_job_id() == 0 && !job.array_task_str().empty()) return job.array_task_str();
@@ -95,7 +120,11 @@ std::string Value(const std::string& field, const pb::JobInfo& job, const IdName
   if (field == "NodeList") return job.nodelist().empty() ? "None assigned" : job.nodelist();
   if (field == "Partition") return PartitionOf(job);
   if (field == "Start") return Date(job.start_time());
-  if (field == "State") return JobStateName(StateOf(job));
+  if (field == "State") {
+    if (!step_row && StateOf(job) == JobState::kCancelled && !job.cancelled_by_uid().empty())
+      return "CANCELLED by " + job.cancelled_by_uid();  // sacct's text (issue 19)
+    return JobStateName(StateOf(job));
+  }
   if (field == "Submit") return Date(job.submit_time());
   if (field == "Timelimit") {
     int64_t l = TimeLimitOf(job);
@@ -168,16 +197,41 @@ Result<std::vector<AcctColumn>> ParseAcctFields(std::string_view spec) {
   return out;
 }
 
+// The batch script's step, "42.batch" (issue 19): on the first node, one task, the job's end.
+pb::JobInfo BatchRow(const pb::JobInfo& job) {
+  pb::JobInfo row = job;
+  row.set_array_job_id(0);
+  row.set_array_task_str(JobIdText(job) + ".batch");
+  row.mutable_spec()->set_name("batch");
+  row.clear_partition();
+  row.mutable_spec()->clear_partition();
+  JobState st = StateOf(job);
+  if (st == JobState::kCompleting || st == JobState::kSuspended) st = JobState::kRunning;
+  if (st == JobState::kTimeout || st == JobState::kPreempted) st = JobState::kCancelled;
+  row.set_state(static_cast<pb::JobState>(st));
+  std::string node = job.alloc_size() ? job.alloc(0).node() : "";
+  uint32_t cpus = job.alloc_size() ? job.alloc(0).cpus() : CpuCount(job);
+  row.set_nodelist(node);
+  row.set_num_tasks(1);
+  row.set_num_cpus(cpus);
+  row.clear_alloc();
+  if (job.alloc_size()) *row.add_alloc() = job.alloc(0);
+  return row;
+}
+
 std::vector<pb::JobInfo> WithSteps(const std::vector<pb::JobInfo>& jobs,
                                    const std::vector<pb::StepInfo>& steps) {
   std::vector<pb::JobInfo> out;
   for (const auto& job : jobs) {
     out.push_back(job);
+    if (job.start_time() > 0 && StateOf(job) != JobState::kPending) out.push_back(BatchRow(job));
     for (const auto& s : steps) {
       if (s.job_id() != job.job_id()) continue;
       pb::JobInfo row = job;
       row.set_array_job_id(0);
-      row.set_array_task_str(std::to_string(s.job_id()) + "." + std::to_string(s.step_id()));
+      row.set_array_task_str(JobIdText(job) + "." + std::to_string(s.step_id()));
+      row.clear_partition();  // sacct prints steps without a partition
+      row.mutable_spec()->clear_partition();
       row.mutable_spec()->set_name(s.name());
       row.set_state(s.state());
       row.set_exit_code(s.exit_code());

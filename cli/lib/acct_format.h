@@ -18,6 +18,16 @@ namespace tessera::cli {
 inline constexpr char kDefaultAcctFields[] =
     "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
 inline constexpr char kBriefAcctFields[] = "JobID,State,ExitCode";
+// sacct -l (sacct.h LONG_FIELDS); the usage fields print empty (not gathered yet).
+inline constexpr char kLongAcctFields[] =
+    "JobID,JobIDRaw,JobName,Partition,MaxVMSize,MaxVMSizeNode,MaxVMSizeTask,AveVMSize,MaxRSS,"
+    "MaxRSSNode,MaxRSSTask,AveRSS,MaxPages,MaxPagesNode,MaxPagesTask,AvePages,MinCPU,MinCPUNode,"
+    "MinCPUTask,AveCPU,NTasks,AllocCPUS,Elapsed,State,ExitCode,AveCPUFreq,ReqCPUFreqMin,"
+    "ReqCPUFreqMax,ReqCPUFreqGov,ReqMem,ConsumedEnergy,MaxDiskRead,MaxDiskReadNode,"
+    "MaxDiskReadTask,AveDiskRead,MaxDiskWrite,MaxDiskWriteNode,MaxDiskWriteTask,AveDiskWrite,"
+    "ReqTRES,AllocTRES,TRESUsageInAve,TRESUsageInMax,TRESUsageInMaxNode,TRESUsageInMaxTask,"
+    "TRESUsageInMin,TRESUsageInMinNode,TRESUsageInMinTask,TRESUsageInTot,TRESUsageOutMax,"
+    "TRESUsageOutMaxNode,TRESUsageOutMaxTask,TRESUsageOutAve,TRESUsageOutTot";
 
 enum class AcctLayout { kColumns, kParsable, kParsable2 };
 
@@ -33,8 +43,11 @@ std::string FormatAcct(const std::vector<tessera::v1::JobInfo>& jobs,
                        const std::vector<AcctColumn>& columns, AcctLayout layout, bool header,
                        const IdNames& names, int64_t now);
 
-// Jobs followed by their steps (trun), as sacct lists them: a step is a row "42.0" that
-// inherits its job's user, partition and account. Steps of jobs not in `jobs` are dropped.
+// Jobs followed by their steps, as sacct lists them: the batch script's "42.batch" (jobs that
+// started), then each trun step "42.0"; an array element's steps are "1230_4.batch",
+// "1230_4.0". Steps inherit the job's user and account and show no partition. Steps of jobs
+// not in `jobs` are dropped. (No ".extern" step: Slurm makes one only with
+// PrologFlags=Contain, which Tessera does not have.)
 std::vector<tessera::v1::JobInfo> WithSteps(const std::vector<tessera::v1::JobInfo>& jobs,
                                             const std::vector<tessera::v1::StepInfo>& steps);
 

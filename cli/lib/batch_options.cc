@@ -260,6 +260,7 @@ const std::vector<std::tuple<std::string, char, ArgKind>>& IgnoredOptions() {
       {"ignore-pbs", 0, K::kNone},         {"gid", 0, K::kRequired},
       {"kill-command", 'K', K::kOptional}, {"nodefile", 'F', K::kRequired},
       {"mincpus", 0, K::kRequired},        {"gres-flags", 0, K::kRequired},
+      {"wait-all-nodes", 0, K::kRequired},  // issue 19: validated, see ApplyBatchOption
   };
   return kIgnored;
 }
@@ -337,6 +338,12 @@ const std::vector<OptionSpec>& BatchOptionSpecs() {
 Status ApplyBatchOption(const ParsedOption& opt, OptionSource source, int64_t now,
                         BatchOptions& out) {
   TESSERA_RETURN_IF_ERROR(CheckSource(opt, source));
+  // --wait-all-nodes=0|1 (issue 19): Tessera launches a batch job only on nodes that are up and
+  // registered, which is what 1 asks; both values are accepted without a warning.
+  if (opt.id == kOptIgnored && opt.name == "--wait-all-nodes") {
+    if (*opt.value == "0" || *opt.value == "1") return Status::Ok();
+    return InvalidArgument("invalid --wait-all-nodes value \"" + *opt.value + "\" (0 or 1)");
+  }
   if (ApplyFlag(opt, out)) return Status::Ok();
   if (auto* field = StringField(opt.id, out)) {
     if (opt.value->empty() && opt.id != kOptComment) return BadValue(opt, "empty");

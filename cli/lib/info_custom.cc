@@ -2,7 +2,9 @@
 
 #include "cli/lib/share_view.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -26,11 +28,19 @@ const std::map<char, const char*>& Headers() {
       {'m', "MEMORY"},    {'G', "GRES"},      {'f', "AVAIL_FEATURES"}, {'E', "REASON"},
       {'s', "JOB_SIZE"},  {'r', "ROOT"},      {'h', "OVERSUBSCRIBE"}, {'g', "GROUPS"},
       {'z', "S:C:T"},     {'d', "TMP_DISK"},  {'w', "WEIGHT"},        {'O', "CPU_LOAD"},
-      {'e', "FREE_MEM"}};
+      {'e', "FREE_MEM"},  {'F', "NODES(A/I/O/T)"}};
   return k;
 }
 
-bool Aggregates(char c) { return c == 'N' || c == 'n' || c == 'D' || c == 'C'; }
+bool Aggregates(char c) { return c == 'N' || c == 'n' || c == 'D' || c == 'C' || c == 'F'; }
+
+// sinfo's %T: node_state_string lower-cased; a drained node is "drained", one still running
+// jobs "draining" (scontrol's IDLE+DRAIN / MIXED+DRAIN).
+std::string SinfoStateLong(const pb::NodeInfo& n) {
+  if (n.state() == pb::NODE_DRAINED) return "drained";
+  if (n.state() == pb::NODE_DRAINING) return "draining";
+  return ToLower(NodeStateLong(n));
+}
 
 std::string Limit(int64_t s) { return s <= 0 ? "infinite" : FormatDuration(s); }
 
@@ -56,7 +66,7 @@ std::string Cell(char c, const pb::PartitionInfo& p, const pb::NodeInfo& n) {
     case 'l': return Limit(p.max_time_s());
     case 'L': return p.default_time_s() < 0 ? "n/a" : Limit(p.default_time_s());
     case 't': return NodeStateCompact(n.state());
-    case 'T': return ToLower(NodeStateLong(n));
+    case 'T': return SinfoStateLong(n);
     case 'c': return std::to_string(n.cpus());
     case 'm': return std::to_string(n.real_memory_mib());
     case 'G': return Gres(n);
@@ -66,11 +76,16 @@ std::string Cell(char c, const pb::PartitionInfo& p, const pb::NodeInfo& n) {
     case 'r': return "no";
     case 'h': return "NO";
     case 'g': return "all";
-    case 'z': return "1:" + std::to_string(n.cpus()) + ":1";
+    case 'z': return std::to_string(n.cpus()) + ":1:1";  // CPUs only: Sockets=CPUs (Slurm)
     case 'd': return "0";
-    case 'w': return "1";
-    case 'O': return "N/A";
-    case 'e': return "N/A";
+    case 'w': return std::to_string(n.weight() ? n.weight() : 1);
+    case 'O': {
+      if (n.cpu_load_x100() < 0 || (n.cpu_load_x100() == 0 && n.free_mem_mib() == 0)) return "N/A";
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2f", n.cpu_load_x100() / 100.0);
+      return buf;
+    }
+    case 'e': return n.free_mem_mib() ? std::to_string(n.free_mem_mib()) : "N/A";
     default: return "";
   }
 }
@@ -79,6 +94,7 @@ struct Group {
   std::vector<std::string> key;  // non-aggregating cells
   std::vector<std::string> names;
   uint64_t alloc = 0, idle = 0, other = 0, total = 0;
+  uint64_t nodes_alloc = 0, nodes_idle = 0, nodes_other = 0;  // %F (sinfo -s)
 };
 
 bool Unavailable(pb::NodeState s) {
@@ -127,6 +143,9 @@ std::string FormatInfoCustom(const std::vector<pb::PartitionInfo>& partitions,
                              bool node_oriented, bool header) {
   std::vector<Group> groups;
   std::map<std::vector<std::string>, size_t> index;
+  // %n (host names) makes one row per node, as sinfo's hostnames match (issue 19).
+  bool per_host = node_oriented || std::any_of(fmt.fields.begin(), fmt.fields.end(),
+                                               [](const InfoField& f) { return f.code == 'n'; });
   for (const auto& p : partitions) {
     std::set<std::string> members;
     if (auto hosts = ExpandHostlist(p.nodes()); hosts.ok()) members.insert(hosts->begin(), hosts->end());
@@ -136,11 +155,17 @@ std::string FormatInfoCustom(const std::vector<pb::PartitionInfo>& partitions,
       std::vector<std::string> key;
       for (const auto& f : fmt.fields)
         if (!Aggregates(f.code)) key.push_back(Cell(f.code, p, n));
-      if (node_oriented) key.push_back(n.name());
+      if (per_host) key.push_back(n.name());
       auto [it, fresh] = index.emplace(key, groups.size());
-      if (fresh) groups.push_back({key, {}, 0, 0, 0, 0});
+      if (fresh) groups.push_back({key, {}, 0, 0, 0, 0, 0, 0, 0});
       Group& g = groups[it->second];
+      // A node of two partitions shown in one row (no partition field) counts once, as sinfo.
+      if (std::find(g.names.begin(), g.names.end(), n.name()) != g.names.end()) continue;
       g.names.push_back(n.name());
+      // %F: nodes allocated (alloc, mix) / idle / other (down, drain(ing), fail, unknown).
+      if (Unavailable(n.state()) || n.state() == pb::NODE_DRAINING) ++g.nodes_other;
+      else if (n.state() == pb::NODE_IDLE) ++g.nodes_idle;
+      else ++g.nodes_alloc;
       g.total += n.cpus();
       if (Unavailable(n.state())) {
         g.other += n.cpus();
@@ -174,6 +199,10 @@ std::string FormatInfoCustom(const std::vector<pb::PartitionInfo>& partitions,
         case 'N': cells.push_back(CompressHostlist(g.names)); break;
         case 'n': cells.push_back(CompressHostlist(g.names)); break;
         case 'D': cells.push_back(std::to_string(g.names.size())); break;
+        case 'F':
+          cells.push_back(std::to_string(g.nodes_alloc) + "/" + std::to_string(g.nodes_idle) + "/" +
+                          std::to_string(g.nodes_other) + "/" + std::to_string(g.names.size()));
+          break;
         case 'C':
           cells.push_back(std::to_string(g.alloc) + "/" + std::to_string(g.idle) + "/" +
                           std::to_string(g.other) + "/" + std::to_string(g.total));

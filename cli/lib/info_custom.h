@@ -7,6 +7,7 @@
 //   %n host names  %c CPUs per node  %C CPUs "allocated/idle/other/total"  %m memory (MiB)
 //   %G generic resources  %f features  %E reason  %s job size  %r root-only  %h oversubscribe
 //   %g groups  %z sockets:cores:threads  %d tmp disk  %w weight  %O CPU load  %e free memory
+//   %F nodes "allocated/idle/other/total" (sinfo -s)
 // Rows are (partition, node) pairs grouped, as sinfo does, when every non-aggregating field is
 // equal; %N, %n, %D and %C aggregate over the group. With `node_oriented` nothing is grouped.
 #include <string>
@@ -19,6 +20,8 @@ namespace tessera::cli {
 
 // sinfo -l's formats.
 inline constexpr char kLongInfoFormat[] = "%9P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N";
+// sinfo -s (--summarize).
+inline constexpr char kSummarizeInfoFormat[] = "%9P %.5a %.10l %.16F  %N";
 inline constexpr char kLongNodeInfoFormat[] = "%N %.6D %.9P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E";
 
 struct InfoField {

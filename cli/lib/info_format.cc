@@ -144,8 +144,10 @@ std::string ReasonView(const std::vector<const pb::PartitionInfo*>& parts,
     for (const auto* n : Members(*p, nodes)) {
       if (!NeedsReason(n->state()) || !seen.insert(n->name()).second) continue;
       std::string reason = n->reason().empty() ? "Not responding" : EscapeControlChars(n->reason());
-      if (!by_reason.count(reason)) reason_order.push_back(reason);
-      by_reason[reason].push_back(n->name());
+      // Rows are per reason and time, as sinfo -R (issue 19: TIMESTAMP is the reason's time).
+      std::string key = reason + '\n' + FormatTimestamp(n->reason_time(), /*unknown_word=*/true);
+      if (!by_reason.count(key)) reason_order.push_back(key);
+      by_reason[key].push_back(n->name());
     }
   auto line = [](const std::string& r, const std::string& u, const std::string& t,
                  const std::string& n, bool cut) {
@@ -154,8 +156,10 @@ std::string ReasonView(const std::vector<const pb::PartitionInfo*>& parts,
   };
   std::string out;
   if (header) out += line("REASON", "USER", "TIMESTAMP", "NODELIST", false);
-  for (const auto& r : reason_order)
-    out += line(r, "Unknown", "Unknown", Compress(by_reason[r]), true);
+  for (const auto& key : reason_order) {
+    size_t nl = key.rfind('\n');
+    out += line(key.substr(0, nl), "Unknown", key.substr(nl + 1), Compress(by_reason[key]), true);
+  }
   // One line per drained GPU (issue 14): "gpu<index>: <reason>", then its node.
   seen.clear();
   for (const auto* p : parts)

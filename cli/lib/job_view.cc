@@ -85,6 +85,7 @@ std::string TresOf(const pb::JobInfo& job) {
   std::string out = "cpu=" + std::to_string(CpuCount(job));
   if (mem) out += ",mem=" + FormatMemMiB(mem);
   out += ",node=" + std::to_string(NodeCount(job));
+  out += ",billing=" + std::to_string(CpuCount(job));  // Slurm's default weights: one per CPU
   if (gpus) out += ",gres/gpu=" + std::to_string(gpus);
   return out;
 }

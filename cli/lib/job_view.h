@@ -28,7 +28,8 @@ std::string AccountOf(const pb::JobInfo& job);
 int64_t TimeLimitOf(const pb::JobInfo& job);
 // Per-node GPUs as Slurm's tres_per_node: "gres/gpu:a100:2"; "" when none.
 std::string GresOf(const pb::JobInfo& job);
-// "cpu=8,mem=16G,node=2,gres/gpu=4" from the allocation (or the request when pending).
+// "cpu=8,mem=16G,node=2,billing=8,gres/gpu=4" from the allocation (or the request when
+// pending), in Slurm's TRES order; billing is the CPU count (Slurm's default weights).
 std::string TresOf(const pb::JobInfo& job);
 // Expected or actual end: end_time; for a running job with a limit, start + limit; 0 unknown.
 int64_t EndTimeOf(const pb::JobInfo& job);

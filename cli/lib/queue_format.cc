@@ -13,7 +13,7 @@
 namespace tessera::cli {
 namespace {
 
-constexpr char kKnownCodes[] = "iAjuUgGtTMlLDCPRrNVSeaqbQZokEfyFKcmvxBpn";
+constexpr char kKnownCodes[] = "iAjuUgGtTMlLDCPRrNVSeaqbQZokEfyFKcmvxBpnY";
 
 struct Cell {
   std::string text;
@@ -122,6 +122,7 @@ Cell JobCell(char code, const pb::JobInfo& job, const IdNames& names, int64_t no
     case 'E': return {OrNull(spec.dependency())};
     case 'f': return {OrNull(spec.constraint())};
     case 'y': return {std::to_string(spec.nice())};
+    case 'Y': return {OrNull(job.sched_nodes())};  // issue 19: squeue's SCHEDNODES
     default: return {"?"};
   }
 }
@@ -168,6 +169,7 @@ Cell HeaderCell(char code) {
     case 'E': return {"DEPENDENCY"};
     case 'f': return {"FEATURES"};
     case 'y': return {"NICE"};
+    case 'Y': return {"SCHEDNODES"};
     default: return {"?"};
   }
 }

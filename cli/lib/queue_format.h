@@ -9,7 +9,7 @@
 // %q qos, %b gres, %Q priority, %Z workdir, %o command, %k comment, %E dependency,
 // %f constraint, %y nice, %F array job id, %K array task id, %c min cpus, %m min memory,
 // %v reservation, %x excluded nodes, %B first allocated node, %p priority (0..1), %n requested
-// nodes. %i prints an array element as "1230_4" and a pending array as "1230_[5-15%4]"; %S is
+// nodes, %Y the nodes a pending job is expected to start on (SCHEDNODES). %i prints an array element as "1230_4" and a pending array as "1230_[5-15%4]"; %S is
 // the expected start for a pending job (N/A when the controller gave none).
 //
 // Long format (-O/--Format, squeue's): "Field[:[.]width]" comma separated, names
@@ -28,7 +28,7 @@ namespace tessera::cli {
 
 inline constexpr char kDefaultQueueFormat[] = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 inline constexpr char kLongQueueFormat[] = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
-inline constexpr char kStartQueueFormat[] = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %R";
+inline constexpr char kStartQueueFormat[] = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R";
 // Codes of -O fields that have no one-letter form.
 inline constexpr char kCodeTasks = 1, kCodeTresAlloc = 2, kCodeGresAlloc = 3;
 

@@ -16,7 +16,7 @@ struct LongField {
 
 // squeue -O names (case-insensitive) and the format code that prints them.
 constexpr LongField kLongFields[] = {
-    {"JobID", 'i'},          {"JobArrayID", 'i'},     {"ArrayJobID", 'F'},
+    {"JobID", 'A'},          {"JobArrayID", 'i'},     {"ArrayJobID", 'F'},
     {"ArrayTaskID", 'K'},    {"Name", 'j'},           {"UserName", 'u'},
     {"UserID", 'U'},         {"GroupName", 'g'},      {"GroupID", 'G'},
     {"State", 'T'},          {"StateCompact", 't'},   {"Partition", 'P'},
@@ -31,6 +31,7 @@ constexpr LongField kLongFields[] = {
     {"tres-alloc", kCodeTresAlloc},                   {"GresAlloc", kCodeGresAlloc},
     {"Reservation", 'v'},    {"ExcNodes", 'x'},       {"BatchHost", 'B'},
     {"MinCpus", 'c'},        {"MinMemory", 'm'},      {"ReqNodes", 'n'},
+    {"SchedNodes", 'Y'},
 };
 
 }  // namespace

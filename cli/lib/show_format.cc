@@ -4,11 +4,13 @@
 #include "cli/lib/share_view.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "cli/lib/gpu_units.h"
 #include "cli/lib/info_format.h"
 #include "cli/lib/job_view.h"
+#include "cli/lib/slurm_compat.h"
 #include "cli/lib/text_util.h"
 #include "common/control_chars.h"
 #include "common/duration.h"
@@ -73,56 +75,102 @@ std::string LimitForShow(int64_t seconds) {
   return SacctSecs(seconds);
 }
 
+// scontrol show job in Slurm 22.05's layout (src/api/job_info.c, slurm_sprint_job_info): every
+// key it prints, in its order. Values Tessera does not have are Slurm's "not set" values.
 std::string FormatJobDetail(const pb::JobInfo& job, const IdNames& names, int64_t now) {
   const auto& spec = job.spec();
+  JobState state = StateOf(job);
   std::string user = job.user().empty() ? UserLabel(names, job.uid()) : job.user();
-  std::string o = "JobId=" + std::to_string(job.job_id()) + " JobName=" + E(spec.name()) + "\n";
+  std::string o = "JobId=" + std::to_string(job.job_id()) + " ";
+  if (job.array_job_id()) {
+    std::string tasks = job.array_task_str();
+    std::string throttle;
+    if (size_t pct = tasks.find('%'); pct != std::string::npos) {
+      throttle = tasks.substr(pct + 1);
+      tasks.resize(pct);
+    }
+    o += "ArrayJobId=" + std::to_string(job.array_job_id()) + " ArrayTaskId=" +
+         (tasks.empty() ? std::to_string(job.array_task_id()) : tasks) + " ";
+    if (!throttle.empty()) o += "ArrayTaskThrottle=" + throttle + " ";
+  }
+  o += "JobName=" + E(spec.name()) + "\n";
   o += "   UserId=" + E(user) + "(" + std::to_string(job.uid()) + ") GroupId=" +
-       GroupLabel(names, job.gid()) + "(" + std::to_string(job.gid()) + ")\n";
+       GroupLabel(names, job.gid()) + "(" + std::to_string(job.gid()) + ") MCS_label=N/A\n";
   o += "   Priority=" + std::to_string(job.priority()) + " Nice=" + std::to_string(spec.nice()) +
        " Account=" + OrNull(AccountOf(job)) + " QOS=" + OrNull(spec.qos()) + "\n";
-  o += std::string("   JobState=") + JobStateName(StateOf(job)) +
-       " Reason=" + ReasonWord(job.reason()) +
+  o += std::string("   JobState=") + JobStateName(state) +
+       " Reason=" + ReasonWord(SlurmReason(job)) +
        " Dependency=" + OrNull(spec.dependency()) + "\n";
   o += std::string("   Requeue=") + (spec.requeue() ? "1" : "0") +
-       " Restarts=" + std::to_string(job.requeue_count()) + " BatchFlag=1 ExitCode=" +
+       " Restarts=" + std::to_string(job.requeue_count()) + " BatchFlag=1 Reboot=0 ExitCode=" +
        std::to_string(job.exit_code()) + ":" + std::to_string(job.exit_signal()) + "\n";
   o += "   RunTime=" + SacctSecs(ElapsedSeconds(job, now)) +
-       " TimeLimit=" + LimitForShow(TimeLimitOf(job)) + " TimeMin=N/A\n";
-  o += "   SubmitTime=" + Time(job.submit_time()) +
-       " EligibleTime=" + Time(std::max(job.submit_time(), spec.begin_time())) + "\n";
+       " TimeLimit=" + LimitForShow(TimeLimitOf(job)) + " TimeMin=" +
+       (spec.time_min_s() > 0 ? SacctSecs(spec.time_min_s()) : std::string("N/A")) + "\n";
+  int64_t eligible = std::max(job.submit_time(), spec.begin_time());
+  o += "   SubmitTime=" + Time(job.submit_time()) + " EligibleTime=" + Time(eligible) + "\n";
+  // AccrueTime: when the job began to accrue age priority (not while held).
+  bool held = job.reason() == "JobHeldUser" || job.reason() == "JobHeldAdmin";
+  o += "   AccrueTime=" + Time(held && job.start_time() == 0 ? 0 : eligible) + "\n";
   o += "   StartTime=" + Time(job.start_time()) + " EndTime=" + Time(EndTimeOf(job)) +
-       " Deadline=N/A\n";
-  o += "   Partition=" + OrNull(PartitionOf(job)) + "\n";
+       " Deadline=" + (spec.deadline() > 0 ? Time(spec.deadline()) : std::string("N/A")) + "\n";
+  o += "   SuspendTime=None SecsPreSuspend=0 LastSchedEval=" + Time(job.start_time()) +
+       " Scheduler=Main\n";
+  o += "   Partition=" + OrNull(PartitionOf(job)) + " AllocNode:Sid=(null):0\n";
   o += "   ReqNodeList=" + OrNull(spec.nodelist()) + " ExcNodeList=" + OrNull(spec.exclude()) +
        "\n";
-  o += "   NodeList=" + OrNull(job.nodelist()) + "\n";
+  o += "   NodeList=" + OrNull(job.nodelist());
+  if (!job.sched_nodes().empty()) o += " SchedNodeList=" + E(job.sched_nodes());
+  o += "\n";
   if (job.alloc_size() > 0) o += "   BatchHost=" + job.alloc(0).node() + "\n";
+  uint32_t tasks_per_node = 0;
+  for (const auto& g : spec.task_groups()) tasks_per_node = std::max(tasks_per_node, g.tasks_per_node());
   o += "   NumNodes=" + std::to_string(NodeCount(job)) + " NumCPUs=" +
        std::to_string(CpuCount(job)) + " NumTasks=" + std::to_string(TaskCount(job)) +
-       " CPUs/Task=" + std::to_string(CpusPerTask(job)) + "\n";
+       " CPUs/Task=" + std::to_string(CpusPerTask(job)) + " ReqB:S:C:T=0:0:*:*\n";
   o += "   TRES=" + TresOf(job) + "\n";
-  o += "   " + MemoryLine(job) + " Features=" + OrNull(spec.constraint()) +
-       " OverSubscribe=" + (spec.exclusive() ? "NO" : "OK") + "\n";
-  if (!GresOf(job).empty()) o += "   TresPerNode=" + GresOf(job) + "\n";
+  o += "   Socks/Node=* NtasksPerN:B:S:C=" + std::to_string(tasks_per_node) +
+       ":0:*:* CoreSpec=*\n";
+  o += "   MinCPUsNode=" + std::to_string(CpusPerTask(job) * std::max<uint32_t>(1, tasks_per_node)) +
+       " " + MemoryLine(job) + " MinTmpDiskNode=0\n";
+  o += "   Features=" + OrNull(spec.constraint()) + " DelayBoot=00:00:00\n";
+  if (!spec.reservation().empty()) o += "   Reservation=" + E(spec.reservation()) + "\n";
+  o += std::string("   OverSubscribe=") + (spec.exclusive() ? "NO" : "OK") +
+       " Contiguous=0 Licenses=(null) Network=(null)\n";
   o += "   Command=" + E(CommandOf(job)) + "\n";
   o += "   WorkDir=" + E(spec.workdir()) + "\n";
-  if (!spec.comment().empty()) o += "   Comment=" + E(spec.comment()) + "\n";
+  if (!spec.comment().empty()) o += "   Comment=" + E(spec.comment()) + " \n";
   o += "   StdErr=" + E(OutputPath(job, true)) + "\n";
   o += "   StdIn=/dev/null\n";
   o += "   StdOut=" + E(OutputPath(job, false)) + "\n";
+  o += "   Power=\n";
+  if (!GresOf(job).empty()) o += "   TresPerNode=" + GresOf(job) + "\n";
   return o + "\n";
 }
 
+// scontrol show node in Slurm 22.05's layout (src/api/node_info.c, slurm_sprint_node_table),
+// trailing blanks included. A node configured with CPUs only has Sockets=CPUs,
+// CoresPerSocket=1, ThreadsPerCore=1, as slurmctld makes it. Tessera's own keys (GPUs=,
+// MigLayout[i]=, HCAs=, Topology=, LastHeartbeat=) follow Slurm's, before Reason=.
 std::string FormatNodeDetail(const pb::NodeInfo& n) {
   std::string features = n.features().empty()
                              ? "(null)"
                              : Join({n.features().begin(), n.features().end()}, ",");
   std::vector<GpuUnitCount> units = GpuUnitsOfNode(n);
   std::string gres = GpuUnitsText(units, false);
-  std::string o = "NodeName=" + n.name() + "\n";
-  o += "   CPUAlloc=" + std::to_string(n.alloc_cpus()) + " CPUTot=" + std::to_string(n.cpus()) +
-       "\n";
+  std::string o = "NodeName=" + n.name() + " ";
+  if (!n.arch().empty()) o += "Arch=" + E(n.arch()) + " ";
+  o += "CoresPerSocket=1 \n";
+  o += "   CPUAlloc=" + std::to_string(n.alloc_cpus()) + " CPUEfctv=" + std::to_string(n.cpus()) +
+       " CPUTot=" + std::to_string(n.cpus()) + " CPULoad=";
+  if (n.cpu_load_x100() < 0 || (n.cpu_load_x100() == 0 && n.free_mem_mib() == 0)) {
+    o += "N/A";
+  } else {
+    char load[32];
+    std::snprintf(load, sizeof load, "%.2f", n.cpu_load_x100() / 100.0);
+    o += load;
+  }
+  o += "\n";
   o += "   AvailableFeatures=" + features + "\n";
   o += "   ActiveFeatures=" + features + "\n";
   if (std::string sh = ShareGres(n); !sh.empty()) gres += (gres.empty() ? "" : ",") + sh;
@@ -133,14 +181,22 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
     if (!used.empty()) o += "   GresUsed=" + used + "\n";
   }
   o += "   NodeAddr=" + (n.address().empty() ? n.name() : n.address()) + " NodeHostName=" +
-       n.name() + " Port=" + std::to_string(n.port()) + " Version=" + OrNull(n.version()) + "\n";
+       n.name() + " ";
+  if (n.port() != 0 && n.port() != 6818) o += "Port=" + std::to_string(n.port()) + " ";
+  o += "Version=" + OrNull(n.version()) + "\n";
+  if (!n.os().empty()) o += "   OS=" + E(n.os()) + " \n";
   o += "   RealMemory=" + std::to_string(n.real_memory_mib()) +
-       " AllocMem=" + std::to_string(n.alloc_memory_mib()) + "\n";
-  o += "   State=" + NodeStateLong(n) + "\n";
-  o += "   Partitions=" + OrNull(Join({n.partitions().begin(), n.partitions().end()}, ",")) + "\n";
-  o += "   BootTime=" + FormatTimestamp(n.boot_time()) +
-       " LastHeartbeat=" + FormatTimestamp(n.last_heartbeat()) + "\n";
-  std::string cfg = "cpu=" + std::to_string(n.cpus()) + ",mem=" + FormatMemMiB(n.real_memory_mib());
+       " AllocMem=" + std::to_string(n.alloc_memory_mib()) + " FreeMem=" +
+       (n.free_mem_mib() ? std::to_string(n.free_mem_mib()) : std::string("N/A")) +
+       " Sockets=" + std::to_string(n.cpus()) + " Boards=1\n";
+  o += "   State=" + NodeStateLong(n) + " ThreadsPerCore=1 TmpDisk=0 Weight=" +
+       std::to_string(n.weight() ? n.weight() : 1) + " Owner=N/A MCS_label=N/A\n";
+  o += "   Partitions=" + OrNull(Join({n.partitions().begin(), n.partitions().end()}, ",")) + " \n";
+  o += "   BootTime=" + (n.boot_time() > 0 ? FormatTimestamp(n.boot_time()) : std::string("None")) +
+       " SlurmdStartTime=None\n";
+  o += "   LastBusyTime=Unknown\n";
+  std::string cfg = "cpu=" + std::to_string(n.cpus()) + ",mem=" + FormatMemMiB(n.real_memory_mib()) +
+                    ",billing=" + std::to_string(n.cpus());
   int gpu_units = 0;
   for (const auto& u : units) gpu_units += u.total;
   if (gpu_units) cfg += ",gres/gpu=" + std::to_string(gpu_units);
@@ -153,6 +209,10 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
   if (gpus_used) alloc += ",gres/gpu=" + std::to_string(gpus_used);
   if (!alloc.empty() && alloc[0] == ',') alloc.erase(0, 1);  // nothing before it
   o += "   AllocTRES=" + alloc + "\n";
+  o += "   CapWatts=n/a\n";
+  o += "   CurrentWatts=n/s AveWatts=n/s\n";
+  o += "   ExtSensorsJoules=n/s ExtSensorsWatts=n/s ExtSensorsTemp=n/s\n";
+  if (n.last_heartbeat() > 0) o += "   LastHeartbeat=" + FormatTimestamp(n.last_heartbeat()) + "\n";
   if (n.gpus_size()) {
     std::vector<std::string> gpus;
     for (const auto& g : n.gpus())
@@ -170,20 +230,32 @@ std::string FormatNodeDetail(const pb::NodeInfo& n) {
   return o + "\n";
 }
 
+// scontrol show partition in Slurm 22.05's layout (src/api/partition_info.c). Tessera has no
+// per-partition AllowGroups/QoS/OverSubscribe/... settings: those keys print Slurm's defaults.
 std::string FormatPartitionDetail(const pb::PartitionInfo& p) {
-  auto limit = [](int64_t s) { return s < 0 ? std::string("UNLIMITED")
-                                            : s == 0 ? std::string("NONE") : SacctSecs(s); };
+  auto limit = [](int64_t s) { return s <= 0 ? std::string("UNLIMITED") : SacctSecs(s); };
   std::string o = "PartitionName=" + p.name() + "\n";
   o += "   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n";
-  o += std::string("   Default=") + (p.is_default() ? "YES" : "NO") + "\n";
-  o += "   DefaultTime=" + limit(p.default_time_s()) + " MaxNodes=" +
-       (p.max_nodes() ? std::to_string(p.max_nodes()) : "UNLIMITED") +
-       " MaxTime=" + limit(p.max_time_s() == 0 ? -1 : p.max_time_s()) + "\n";
+  o += std::string("   AllocNodes=ALL Default=") + (p.is_default() ? "YES" : "NO") + " QoS=N/A\n";
+  o += "   DefaultTime=" + (p.default_time_s() <= 0 ? std::string("NONE") : limit(p.default_time_s())) +
+       " DisableRootJobs=NO ExclusiveUser=NO GraceTime=" + std::to_string(p.grace_time_s()) +
+       " Hidden=NO\n";
+  o += "   MaxNodes=" + (p.max_nodes() ? std::to_string(p.max_nodes()) : std::string("UNLIMITED")) +
+       " MaxTime=" + limit(p.max_time_s()) + " MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED\n";
   o += "   Nodes=" + OrNull(p.nodes()) + "\n";
-  o += "   PriorityTier=" + std::to_string(p.priority_tier()) + "\n";
+  o += "   PriorityJobFactor=1 PriorityTier=" + std::to_string(p.priority_tier()) +
+       " RootOnly=NO ReqResv=NO OverSubscribe=NO\n";
+  o += "   OverTimeLimit=NONE PreemptMode=" +
+       (p.preempt_mode().empty() ? std::string("OFF") : p.preempt_mode()) + "\n";
   o += std::string("   State=") + (p.up() ? "UP" : "DOWN") +
        " TotalCPUs=" + std::to_string(p.total_cpus()) +
-       " TotalNodes=" + std::to_string(p.total_nodes()) + "\n";
+       " TotalNodes=" + std::to_string(p.total_nodes()) + " SelectTypeParameters=NONE\n";
+  o += "   JobDefaults=(null)\n";
+  o += "   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n";
+  std::string tres = "cpu=" + std::to_string(p.total_cpus());
+  if (p.total_mem_mib()) tres += ",mem=" + FormatMemMiB(p.total_mem_mib());
+  tres += ",node=" + std::to_string(p.total_nodes()) + ",billing=" + std::to_string(p.total_cpus());
+  o += "   TRES=" + tres + "\n";
   return o + "\n";
 }
 

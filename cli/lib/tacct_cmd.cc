@@ -6,6 +6,7 @@
 #include "cli/lib/command.h"
 #include "cli/lib/job_view.h"
 #include "cli/lib/queue_format.h"
+#include "cli/lib/slurm_compat.h"
 #include "cli/lib/text_util.h"
 #include "common/job_state.h"
 #include "cli/lib/time_spec.h"
@@ -18,7 +19,8 @@ Show accounting data of jobs, as sacct does. Without -j, shows jobs since midnig
 users other than root see only their own jobs unless -u or -a is given.
 
 Selection:
-  -j, --jobs=IDS              these jobs (comma-separated); no default time window
+  -j, --jobs=IDS              these jobs (comma-separated): 1234 (a job, or every element
+                              of the array 1234), 1234_7 (one element); no default time window
   -u, --user=USERS            jobs of these users (names or uids, comma-separated)
   -A, --accounts=ACCOUNTS     jobs charged to these accounts (comma-separated)
   -a, --allusers              jobs of all users
@@ -42,17 +44,19 @@ Output:
                               array elements print as ARRAYID_INDEX.
                               (default JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode)
   -b, --brief                 JobID,State,ExitCode
+  -l, --long                  sacct's long field list (its usage fields print empty)
   -n, --noheader              print no header lines
   -p, --parsable              '|' after every field
   -P, --parsable2             '|' between fields
-      --json                  print {"jobs":[...]} (the keys of tqueue --json) instead
+      --json                  print {"jobs":[...]} (the keys of tqueue --json) instead; run
+                              as "sacct" refused (it is not Slurm's data_parser schema)
   -h, --help                  show this help
   -V, --version               show the version
 Environment: TESSERA_CONF names the configuration file (default /etc/tessera/tessera.conf).
 )";
 
 enum Opt { kJobs = 1, kUser, kAllUsers, kState, kStart, kEnd, kAlloc, kFormat, kBrief,
-           kNoHeader, kParsable, kParsable2, kHelp, kVersion, kAccounts, kJson };
+           kNoHeader, kParsable, kParsable2, kHelp, kVersion, kAccounts, kJson, kLongList };
 
 const std::vector<OptionSpec> kSpecs = {
     {"jobs", 'j', ArgKind::kRequired, kJobs},        {"user", 'u', ArgKind::kRequired, kUser},
@@ -63,6 +67,7 @@ const std::vector<OptionSpec> kSpecs = {
     {"parsable", 'p', ArgKind::kNone, kParsable},    {"parsable2", 'P', ArgKind::kNone, kParsable2},
     {"help", 'h', ArgKind::kNone, kHelp},            {"version", 'V', ArgKind::kNone, kVersion},
     {"accounts", 'A', ArgKind::kRequired, kAccounts}, {"json", 0, ArgKind::kNone, kJson},
+    {"long", 'l', ArgKind::kNone, kLongList},
 };
 
 struct AcctArgs {
@@ -70,6 +75,7 @@ struct AcctArgs {
   std::string fields = kDefaultAcctFields;
   AcctLayout layout = AcctLayout::kColumns;
   std::vector<std::string> accounts;
+  std::vector<JobRef> refs;  // -j (issue 19: "1234_7", whole arrays)
   bool header = true, all_users = false, start_given = false, help = false, version = false,
        json = false, allocations_only = false;
 };
@@ -77,9 +83,11 @@ struct AcctArgs {
 Status ApplyOption(CommandContext& ctx, const ParsedOption& o, AcctArgs& a) {
   switch (o.id) {
     case kJobs: {
-      auto ids = ParseJobIdList(*o.value);
-      if (!ids.ok()) return ids.status();
-      for (uint64_t id : *ids) a.req.add_job_ids(id);
+      auto refs = ParseJobRefList(*o.value);
+      if (!refs.ok()) return refs.status();
+      a.refs.insert(a.refs.end(), refs->begin(), refs->end());
+      a.req.clear_job_ids();
+      for (uint64_t id : RefIds(a.refs)) a.req.add_job_ids(id);
       return Status::Ok();
     }
     case kUser: {
@@ -113,6 +121,7 @@ Status ApplyOption(CommandContext& ctx, const ParsedOption& o, AcctArgs& a) {
       return Status::Ok();
     case kJson: a.json = true; return Status::Ok();
     case kBrief: a.fields = kBriefAcctFields; return Status::Ok();
+    case kLongList: a.fields = kLongAcctFields; return Status::Ok();
     case kAllUsers: a.all_users = true; return Status::Ok();
     case kNoHeader: a.header = false; return Status::Ok();
     case kParsable: a.layout = AcctLayout::kParsable; return Status::Ok();
@@ -138,6 +147,9 @@ int RunTacct(CommandContext& ctx) {
   if (a.version) return (*ctx.out << VersionLine() << "\n", 0);
   if (!parsed->positionals.empty())
     return Fail(ctx, "unexpected argument \"" + parsed->positionals[0] + "\" (see tacct --help)");
+  if (a.json && IsSlurmName(ctx.prog))  // never a look-alike of Slurm's JSON (issue 19)
+    return Fail(ctx, "--json is not supported: Tessera does not produce Slurm's data_parser "
+                     "v0.0.38 JSON (tacct --json prints Tessera's own)");
   auto cols = ParseAcctFields(a.fields);
   if (!cols.ok()) return Fail(ctx, cols.status().message());
   if (!a.start_given && a.req.job_ids().empty()) a.req.set_start_after(LocalMidnight(ctx.now));
@@ -148,10 +160,14 @@ int RunTacct(CommandContext& ctx) {
   auto resp = (*api)->QueryAccounting(a.req);
   if (!resp.ok()) return Fail(ctx, resp.status().message());
   std::vector<pb::JobInfo> jobs;
-  for (const auto& j : resp->jobs())
+  for (const auto& j : resp->jobs()) {
+    if (!a.refs.empty() && std::none_of(a.refs.begin(), a.refs.end(),
+                                        [&](const JobRef& r) { return JobRefMatches(r, j); }))
+      continue;
     if (a.accounts.empty() ||
         std::find(a.accounts.begin(), a.accounts.end(), AccountOf(j)) != a.accounts.end())
       jobs.push_back(j);
+  }
   std::stable_sort(jobs.begin(), jobs.end(),
                    [](const auto& x, const auto& y) { return x.job_id() < y.job_id(); });
   if (a.json) return (*ctx.out << FormatQueueJson(jobs, *ctx.names, ctx.now), 0);

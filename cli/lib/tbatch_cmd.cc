@@ -7,6 +7,7 @@
 #include "cli/lib/batch_request.h"
 #include "cli/lib/batch_script.h"
 #include "cli/lib/command.h"
+#include "cli/lib/slurm_compat.h"
 #include "common/duration.h"
 #include "common/env_block.h"
 #include "common/input_limits.h"
@@ -94,6 +95,7 @@ Submission:
   -W, --wait                  wait for the job to end; exit with its exit code
   -Q, --quiet                 print no warnings and no job id
   -v, --verbose               accepted for compatibility
+      --wait-all-nodes=0|1    accepted (a job always starts on nodes that are up)
 Accepted and ignored (one warning each): --mail-type, --mail-user, --get-user-env, --wckey,
   -L/--licenses, --hint, --ntasks-per-core, --ntasks-per-socket, --sockets-per-node,
   --cores-per-socket, --threads-per-core, -B/--extra-node-info, --tmp, --kill-on-invalid-dep,
@@ -184,7 +186,7 @@ void PrintTestOnly(CommandContext& ctx, const pb::SubmitJobRequest& req,
                                                         : spec.partition();
   std::string when = resp.expected_start_time() ? FormatTimestamp(resp.expected_start_time())
                                                 : "an unknown time";
-  *ctx.err << ctx.prog << ": Job 0 to start at " << when << " using " << cpus
+  *ctx.err << ctx.prog << ": Job " << resp.job_id() << " to start at " << when << " using " << cpus
            << " processors on nodes "
            << (resp.expected_nodes().empty() ? "(not known yet)" : resp.expected_nodes())
            << " in partition " << part << "\n";
@@ -231,10 +233,26 @@ int Submit(CommandContext& ctx, const BatchOptions& opts, pb::SubmitJobRequest r
   return 0;
 }
 
+// sbatch's option errors (issue 19): exit 255 (slurm_process_option_or_exit's exit(-1)); an
+// unknown or malformed option is getopt's message and "Try "sbatch --help" for more
+// information", a bad value sbatch's "error:" line.
+int SbatchOptionError(CommandContext& ctx, const std::string& msg) {
+  bool getopt = msg.rfind("unrecognized option", 0) == 0 || msg.rfind("invalid option", 0) == 0 ||
+                msg.rfind("option ", 0) == 0;
+  if (getopt) {
+    *ctx.err << ctx.prog << ": " << msg << "\n";
+    *ctx.err << "Try \"" << ctx.prog << " --help\" for more information\n";
+  } else {
+    Fail(ctx, msg);
+  }
+  return 255;
+}
+
 }  // namespace
 
 int RunTbatch(CommandContext& ctx) {
   auto cl = ParseBatchCommandLine(ctx.args, ctx.now);
+  if (!cl.ok() && IsSlurmName(ctx.prog)) return SbatchOptionError(ctx, cl.status().message());
   if (!cl.ok()) return Fail(ctx, cl.status().message() + " (see tbatch --help)");
   if (cl->options.help) return (*ctx.out << kUsage, 0);
   if (cl->options.usage) {
@@ -246,6 +264,7 @@ int RunTbatch(CommandContext& ctx) {
   auto script = LoadScript(ctx, *cl);
   if (!script.ok()) return Fail(ctx, script.status().message());
   auto opts = ResolveBatchOptions(cl->options, script->text, ctx.env, ctx.now);
+  if (!opts.ok() && IsSlurmName(ctx.prog)) return SbatchOptionError(ctx, opts.status().message());
   if (!opts.ok()) return Fail(ctx, opts.status().message());
   if (!opts->quiet) {
     std::set<std::string> seen;

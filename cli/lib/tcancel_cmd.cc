@@ -6,6 +6,7 @@
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
 #include "cli/lib/signal_names.h"
+#include "cli/lib/slurm_compat.h"
 #include "cli/lib/text_util.h"
 #include "common/control_chars.h"
 #include "common/duration.h"
@@ -27,12 +28,14 @@ Cancel jobs, or send them a signal, as scancel does. Prints nothing on success.
   -b, --batch                 with --signal: signal only the batch shell, not its children
   -i, --interactive           ask for confirmation (y/n on standard input) for each job id
   -Q, --quiet                 do not report jobs that could not be cancelled
-  -v, --verbose               accepted for compatibility
+  -v, --verbose               run as "scancel": also report jobs already finished or unknown
   -h, --help                  show this help
   -V, --version               show the version
 Job ids: 1234, or an array element 1234_7 (1234 alone means the whole array).
 At least one job id or one filter is required. Exit status 1 when any job could not be
-cancelled. Environment: TESSERA_CONF names the configuration file.
+cancelled. Run as "scancel", a job that already ended or that the controller does not know is
+not reported (unless -v) and, without --signal, is no error (exit 0), as scancel.
+Environment: TESSERA_CONF names the configuration file.
 )";
 
 enum Opt { kSignal = 1, kUser, kMe, kName, kPartition, kState, kQuiet, kVerbose, kHelp,
@@ -53,8 +56,15 @@ const std::vector<OptionSpec> kSpecs = {
 struct CancelArgs {
   pb::CancelJobRequest req;
   std::vector<std::pair<uint64_t, uint32_t>> elements;  // 1234_7 -> {1234, 7}
-  bool quiet = false, help = false, version = false, interactive = false;
+  bool quiet = false, help = false, version = false, interactive = false, verbose = false;
 };
+
+// scancel's rule (issue 19): ESLURM_ALREADY_DONE and ESLURM_INVALID_JOB_ID are reported only
+// with -v, and are no error when the job was to be killed (no --signal).
+bool AlreadyDoneOrUnknown(const std::string& line) {
+  return line.find("Invalid job id specified") != std::string::npos ||
+         line.find("Job/step already completing or completed") != std::string::npos;
+}
 
 Status ApplyOption(CommandContext& ctx, const ParsedOption& o, CancelArgs& a) {
   switch (o.id) {
@@ -89,6 +99,7 @@ Status ApplyOption(CommandContext& ctx, const ParsedOption& o, CancelArgs& a) {
       return Status::Ok();
     }
     case kQuiet: a.quiet = true; return Status::Ok();
+    case kVerbose: a.verbose = true; return Status::Ok();
     case kBatch: a.req.set_batch_only(true); return Status::Ok();
     case kInteractive: a.interactive = true; return Status::Ok();
     case kHelp: a.help = true; return Status::Ok();
@@ -204,6 +215,15 @@ int RunTcancel(CommandContext& ctx) {
     auto resp = (*api)->CancelJob(a.req);
     if (!resp.ok()) return Fail(ctx, resp.status().message());
     for (const auto& e : resp->errors()) errors.push_back(ErrorLine(e));
+  }
+  if (IsSlurmName(ctx.prog)) {  // scancel's rule for jobs already done or unknown
+    bool failed = false;
+    for (const auto& e : errors) {
+      bool done = AlreadyDoneOrUnknown(e);
+      if (!a.quiet && (!done || a.verbose)) Fail(ctx, e);
+      failed = failed || !done || a.req.signal() != 0;
+    }
+    return failed ? 1 : 0;
   }
   if (!a.quiet)
     for (const auto& e : errors) Fail(ctx, e);

@@ -5,6 +5,7 @@
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
 #include "cli/lib/show_format.h"
+#include "cli/lib/slurm_compat.h"
 #include "cli/lib/topology_view.h"
 #include "cli/lib/text_util.h"
 #include "common/config_file.h"
@@ -100,15 +101,47 @@ std::string OneLine(std::string record, bool oneliner) {
   return record;
 }
 
-Result<std::vector<uint64_t>> JobIds(const std::vector<std::string>& words, size_t from) {
-  std::vector<uint64_t> ids;
+// Job ids, array elements ("1234_7") and whole arrays, as the controller's job ids (issue 19).
+Result<std::vector<uint64_t>> JobIds(ControllerApi& api, const std::vector<std::string>& words,
+                                     size_t from) {
+  std::vector<JobRef> refs;
   for (size_t i = from; i < words.size(); ++i) {
-    auto part = ParseJobIdList(words[i]);
+    auto part = ParseJobRefList(words[i]);
     if (!part.ok()) return part.status();
-    ids.insert(ids.end(), part->begin(), part->end());
+    refs.insert(refs.end(), part->begin(), part->end());
   }
-  if (ids.empty()) return InvalidArgument("a job id is required");
-  return ids;
+  if (refs.empty()) return InvalidArgument("a job id is required");
+  return ResolveJobRefs(api, refs);
+}
+
+// show job ID[,ID...] with array ids (issue 19): one record per element or pending remainder,
+// as scontrol; none known: scontrol's "slurm_load_jobs error: Invalid job id specified".
+int ShowJobRefs(CommandContext& ctx, ControllerApi& api, const ControlArgs& a,
+                const std::vector<JobRef>& refs) {
+  if (refs.size() == 1 && !refs[0].task) {  // one job: GetJob, unless it is part of an array
+    pb::GetJobRequest req;
+    req.set_job_id(refs[0].id);
+    auto job = api.GetJob(req);
+    if (!job.ok() && job.status().code() == Code::kNotFound && IsSlurmName(ctx.prog)) {
+      *ctx.err << "slurm_load_jobs error: Invalid job id specified\n";
+      return 1;
+    }
+    if (!job.ok()) return Fail(ctx, "job " + refs[0].text + ": " + job.status().message());
+    if (job->array_job_id() == 0) {
+      *ctx.out << OneLine(FormatJobDetail(*job, *ctx.names, ctx.now), a.oneliner);
+      return 0;
+    }
+  }
+  auto jobs = ListJobRefs(api, refs);
+  if (!jobs.ok()) return Fail(ctx, jobs.status().message());
+  if (jobs->empty()) {
+    if (!IsSlurmName(ctx.prog)) return Fail(ctx, "Invalid job id specified");
+    *ctx.err << "slurm_load_jobs error: Invalid job id specified\n";
+    return 1;
+  }
+  for (const auto& j : *jobs)
+    *ctx.out << OneLine(FormatJobDetail(j, *ctx.names, ctx.now), a.oneliner);
+  return 0;
 }
 
 int ShowJobs(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
@@ -124,6 +157,11 @@ int ShowJobs(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
     for (const auto& j : resp->jobs())
       *ctx.out << OneLine(FormatJobDetail(j, *ctx.names, ctx.now), a.oneliner);
     return 0;
+  }
+  if (!a.events) {
+    auto refs = ParseJobRefList(id_text);
+    if (!refs.ok()) return Fail(ctx, refs.status().message());
+    return ShowJobRefs(ctx, api, a, *refs);
   }
   auto ids = ParseJobIdList(id_text);
   if (!ids.ok()) return Fail(ctx, ids.status().message());
@@ -195,7 +233,7 @@ int Show(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
 
 int JobAction(CommandContext& ctx, ControllerApi& api, const ControlArgs& a,
               pb::UpdateJobRequest::Action action) {
-  auto ids = JobIds(a.words, 1);
+  auto ids = JobIds(api, a.words, 1);
   if (!ids.ok()) return Fail(ctx, ids.status().message());
   int rc = 0;
   bool hold_or_release =
@@ -254,7 +292,7 @@ Status ApplyJobKey(const KeyValue& kv, pb::UpdateJobRequest& req) {
 
 int UpdateJob(CommandContext& ctx, ControllerApi& api, const std::string& id_text,
               const std::vector<KeyValue>& kvs) {
-  auto ids = ParseJobIdList(id_text);
+  auto ids = JobIds(api, {id_text}, 0);
   if (!ids.ok()) return Fail(ctx, ids.status().message());
   pb::UpdateJobRequest proto;
   proto.set_action(pb::UpdateJobRequest::SET);
@@ -432,7 +470,7 @@ int Sdiag(CommandContext& ctx, ControllerApi& api) {
 bool AllJobIds(const std::vector<std::string>& words) {
   if (words.size() < 2) return false;
   for (size_t i = 1; i < words.size(); ++i)
-    if (!ParseJobIdList(words[i]).ok()) return false;
+    if (!ParseJobRefList(words[i]).ok()) return false;
   return true;
 }
 

@@ -10,6 +10,7 @@
 #include "cli/lib/gpu_view.h"
 #include "cli/lib/info_custom.h"
 #include "cli/lib/info_format.h"
+#include "cli/lib/slurm_compat.h"
 #include "cli/lib/text_util.h"
 
 namespace tessera::cli {
@@ -27,6 +28,8 @@ Show partitions and nodes, as sinfo does.
                               lines are grouped as sinfo groups them (one per node with -N)
   -l, --long                  sinfo's long view (with -N: the long node view), after a
                               date line
+  -s, --summarize             one line per partition: NODES(A/I/O/T) = nodes allocated/
+                              idle/other (down, drained, ...)/total
   -R, --list-reasons          why nodes are down, drained or failed:
                               REASON USER TIMESTAMP NODELIST
       --gpus                  the GPU pool: one line per GPU node, one character per GPU
@@ -36,7 +39,8 @@ Show partitions and nodes, as sinfo does.
   -p, --partition=PARTITIONS  only these partitions (comma-separated)
   -t, --states=STATES         only nodes in these states (idle, mix, alloc, drng, drain, down,
                               fail, unk, or their long names; comma-separated)
-      --json                  print {"partitions":[...],"nodes":[...]} (JSON)
+      --json                  print {"partitions":[...],"nodes":[...]} (Tessera's JSON; run
+                              as "sinfo" refused: it is not Slurm's data_parser schema)
   -h, --noheader              print no header line
       --help                  show this help
   -V, --version               show the version
@@ -46,7 +50,7 @@ Environment: TESSERA_CONF names the configuration file (default /etc/tessera/tes
 )";
 
 enum Opt { kNode = 1, kReasons, kPartition, kNoHeader, kHelp, kVersion, kGpus, kStates, kJson,
-           kFormat, kLong };
+           kFormat, kLong, kSummarize };
 
 const std::vector<OptionSpec> kSpecs = {
     {"Node", 'N', ArgKind::kNone, kNode},
@@ -60,6 +64,7 @@ const std::vector<OptionSpec> kSpecs = {
     {"json", 0, ArgKind::kNone, kJson},
     {"format", 'o', ArgKind::kRequired, kFormat},
     {"long", 'l', ArgKind::kNone, kLong},
+    {"summarize", 's', ArgKind::kNone, kSummarize},
 };
 
 // sinfo -t names -> the compact state names NodeStateCompact prints.
@@ -119,7 +124,8 @@ int RunTinfo(CommandContext& ctx) {
   auto parsed = ParseArgs(ctx.args, kSpecs, false);
   if (!parsed.ok()) return Fail(ctx, parsed.status().message() + " (see tinfo --help)");
   InfoOptions opts;
-  bool help = false, version = false, gpus = false, json = false, long_view = false;
+  bool help = false, version = false, gpus = false, json = false, long_view = false,
+       summarize = false;
   std::string format;
   std::set<std::string> states;
   for (const auto& o : parsed->options) {
@@ -134,6 +140,7 @@ int RunTinfo(CommandContext& ctx) {
       case kJson: json = true; break;
       case kFormat: format = *o.value; break;
       case kLong: long_view = true; break;
+      case kSummarize: summarize = true; break;
       case kStates: {
         auto st = ParseNodeStates(*o.value);
         if (!st.ok()) return Fail(ctx, st.status().message());
@@ -148,6 +155,10 @@ int RunTinfo(CommandContext& ctx) {
   if (version) return (*ctx.out << VersionLine() << "\n", 0);
   if (!parsed->positionals.empty())
     return Fail(ctx, "unexpected argument \"" + parsed->positionals[0] + "\" (see tinfo --help)");
+  if (json && IsSlurmName(ctx.prog))  // never a look-alike of Slurm's JSON (issue 19)
+    return Fail(ctx, "--json is not supported: Tessera does not produce Slurm's data_parser "
+                     "v0.0.38 JSON (tinfo --json prints Tessera's own)");
+  if (format.empty() && summarize) format = kSummarizeInfoFormat;
   if (format.empty() && long_view) format = opts.node_oriented ? kLongNodeInfoFormat : kLongInfoFormat;
   Result<InfoFormat> custom = InfoFormat{};
   if (!format.empty()) {

@@ -7,6 +7,7 @@
 #include "cli/lib/command.h"
 #include "cli/lib/queue_format.h"
 #include "cli/lib/queue_summary.h"
+#include "cli/lib/slurm_compat.h"
 #include "cli/lib/text_util.h"
 #include "common/duration.h"
 #include "common/hostlist.h"
@@ -21,7 +22,10 @@ Show jobs in the queue, as squeue does.
 Filters (comma-separated lists; a job must match every filter given):
   -u, --user=USERS            jobs of these users (names or uids)
       --me                    jobs of the calling user
-  -j, --jobs=IDS              these jobs (any state unless -t is given)
+  -j, --jobs=IDS              these jobs: 1234 (a job or a whole array), 1234_7 (an array
+                              element); any state unless -t is given (run as "squeue": the
+                              default states unless -t is given, and a single unknown id
+                              is an error, as squeue)
   -t, --states=STATES         states by name or code (PD,R,S,CG,CD,CA,F,TO,NF,PR,OOM,BF,DL)
                               or "all"; default: pending, running, suspended, completing
   -p, --partition=PARTITIONS  jobs in these partitions
@@ -41,7 +45,7 @@ Output:
                               %k comment, %E dependency, %f features, %y nice, %F array job
                               id, %K array task id, %c min cpus, %m min memory, %v reservation,
                               %x excluded nodes, %B exec host, %p priority (0..1), %n requested
-                              nodes, %% a literal %
+                              nodes, %Y expected nodes (SCHEDNODES), %% a literal %
   -O, --Format=FIELDS         squeue long fields "Field[:[.]width],..." (default width 20,
                               "." right-justifies): JobID JobArrayID ArrayJobID ArrayTaskID Name
                               UserName UserID GroupName GroupID State StateCompact Partition
@@ -49,7 +53,7 @@ Output:
                               Reason ReasonList SubmitTime StartTime EndTime Priority
                               PriorityLong Account QOS WorkDir Command Comment Dependency
                               Feature Nice tres-per-node Gres tres-alloc GresAlloc Reservation
-                              ExcNodes BatchHost MinCpus MinMemory ReqNodes
+                              ExcNodes BatchHost MinCpus MinMemory ReqNodes SchedNodes
   -S, --sort=KEYS             sort by format letters, each with + (ascending, default) or -
                               (descending), e.g. "-t,+i" or "P,-p" (default: partition, state,
                               priority, job id)
@@ -58,7 +62,8 @@ Output:
   -i, --iterate=SECONDS       print the queue again every SECONDS until interrupted
   -l, --long                  long format (state names, time limit) with a date line
   -h, --noheader              print no header line
-      --json                  print {"jobs":[...]} (JSON) instead of columns
+      --json                  print {"jobs":[...]} (Tessera's JSON) instead of columns; run
+                              as "squeue" refused (it is not Slurm's data_parser schema)
   -a, --all                   accepted for compatibility (all partitions are always shown)
       --help                  show this help
   -V, --version               show the version
@@ -89,6 +94,7 @@ struct QueueArgs {
   std::string format, long_format, sort;
   int64_t iterate = 0;
   bool start = false, array = false;
+  std::vector<JobRef> refs;  // -j (issue 19: array elements "1234_7")
   bool long_view = false, header = true, json = false, help = false, version = false,
        states_given = false;
 };
@@ -117,9 +123,11 @@ Status ApplyOption(CommandContext& ctx, const ParsedOption& o, QueueArgs& a) {
     }
     case kMe: a.req.add_uids(ctx.uid); return Status::Ok();
     case kJobs: {
-      auto ids = ParseJobIdList(*o.value);
-      if (!ids.ok()) return ids.status();
-      for (uint64_t id : *ids) a.req.add_job_ids(id);
+      auto refs = ParseJobRefList(*o.value);
+      if (!refs.ok()) return refs.status();
+      a.refs.insert(a.refs.end(), refs->begin(), refs->end());
+      a.req.clear_job_ids();
+      for (uint64_t id : RefIds(a.refs)) a.req.add_job_ids(id);
       return Status::Ok();
     }
     case kStates: return AddStates(*o.value, a);
@@ -182,7 +190,10 @@ std::vector<pb::JobInfo> Filter(pb::ListJobsResponse& resp, const QueueArgs& a) 
   std::vector<pb::JobInfo> jobs;
   jobs.reserve(static_cast<size_t>(resp.jobs_size()));
   for (auto& j : *resp.mutable_jobs()) {
-    if (!In(a.req.job_ids(), j.job_id()) || !In(a.req.uids(), j.uid()) ||
+    if (!a.refs.empty() &&
+        std::none_of(a.refs.begin(), a.refs.end(), [&](const JobRef& r) { return JobRefMatches(r, j); }))
+      continue;
+    if (!In(a.req.uids(), j.uid()) ||
         !In(a.req.states(), j.state()) || !In(a.names, j.spec().name()))
       continue;
     std::string part = j.partition().empty() ? j.spec().partition() : j.partition();
@@ -190,6 +201,7 @@ std::vector<pb::JobInfo> Filter(pb::ListJobsResponse& resp, const QueueArgs& a) 
     if (!In(a.req.partitions(), part) || !In(a.req.accounts(), acct) || !In(a.qos, j.spec().qos()))
       continue;
     if (!a.nodes.empty() && !OnNodes(j, a.nodes)) continue;
+    NarrowRemainder(a.refs, j);
     jobs.push_back(std::move(j));
   }
   return jobs;
@@ -208,7 +220,7 @@ std::string DateLine(int64_t now) {
 // with the server-side filters (and -n); everything else takes the JobInfo path.
 bool UseSummary(const QueueArgs& a, const QueueFormat& fmt) {
   return !a.json && a.sort.empty() && !a.array && a.qos.empty() && a.nodes.empty() &&
-         SummaryCovers(fmt);
+         a.refs.empty() && SummaryCovers(fmt);
 }
 
 SummaryFilter SummaryFilterOf(const QueueArgs& a) {
@@ -233,8 +245,22 @@ int PrintSummary(CommandContext& ctx, const pb::ListJobsResponse& resp, const Qu
 }
 
 int PrintOnce(CommandContext& ctx, ControllerApi& api, const QueueArgs& a, const QueueFormat& fmt) {
-  auto resp = api.ListJobs(a.req);
+  // squeue -j with one id asks for that job alone and fails when the controller does not know
+  // it (any state): "slurm_load_jobs error: Invalid job id specified", exit 1.
+  bool one_id = a.refs.size() == 1 && IsSlurmName(ctx.prog);
+  pb::ListJobsRequest req = a.req;
+  if (one_id) {
+    req.clear_states();
+    req.set_include_finished(true);
+  }
+  auto resp = api.ListJobs(req);
   if (!resp.ok()) return Fail(ctx, resp.status().message());
+  if (one_id && std::none_of(resp->jobs().begin(), resp->jobs().end(), [&](const pb::JobInfo& j) {
+        return j.job_id() == a.req.job_ids(0) || j.array_job_id() == a.req.job_ids(0);
+      })) {
+    *ctx.err << "slurm_load_jobs error: Invalid job id specified\n";
+    return 1;
+  }
   // A controller that predates summaries answers with JobInfo messages: print those.
   if (a.req.summary() && resp->jobs_size() == 0) return PrintSummary(ctx, *resp, a, fmt);
   std::vector<pb::JobInfo> jobs = Filter(*resp, a);
@@ -262,10 +288,14 @@ int RunTqueue(CommandContext& ctx) {
   if (a.version) return (*ctx.out << VersionLine() << "\n", 0);
   if (!parsed->positionals.empty())
     return Fail(ctx, "unexpected argument \"" + parsed->positionals[0] + "\" (see tqueue --help)");
+  if (a.json && IsSlurmName(ctx.prog))  // never a look-alike of Slurm's JSON (issue 19)
+    return Fail(ctx, "--json is not supported: Tessera does not produce Slurm's data_parser "
+                     "v0.0.38 JSON (tqueue --json prints Tessera's own)");
   if (a.start && !a.states_given) {
     a.states_given = true;
     a.req.add_states(pb::PENDING);
   }
+  if (a.start && a.sort.empty()) a.sort = "S";  // squeue --start's order
   if (a.format.empty()) a.format = a.start ? kStartQueueFormat
                                    : a.long_view ? kLongQueueFormat : kDefaultQueueFormat;
   auto fmt = a.long_format.empty() ? ParseQueueFormat(a.format) : ParseQueueLongFormat(a.long_format);
@@ -275,7 +305,8 @@ int RunTqueue(CommandContext& ctx) {
     Status st = SortQueueBy(none, a.sort, *ctx.names, ctx.now);
     if (!st.ok()) return Fail(ctx, st.message());
   }
-  if (!a.states_given && a.req.job_ids().empty()) {
+  // squeue shows the default states for -j too (tqueue: any state, as documented).
+  if (!a.states_given && (a.req.job_ids().empty() || IsSlurmName(ctx.prog))) {
     for (auto s : {pb::PENDING, pb::RUNNING, pb::SUSPENDED, pb::COMPLETING}) a.req.add_states(s);
   }
   a.req.set_include_finished(a.req.states().empty() ||

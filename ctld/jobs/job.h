@@ -140,6 +140,8 @@ struct JobRecord {
   uint64_t run = 0;
   // Memory only (not described, so never persisted): the backfill reservation's start time.
   int64_t expected_start = 0;
+  // Memory only (issue 19): the nodes of that reservation (squeue's SCHEDNODES); "" none.
+  std::string sched_nodes;
 
   JobState State() const { return static_cast<JobState>(state); }
   uint32_t NumTasks() const;
@@ -159,6 +161,7 @@ inline constexpr char kSubmitted[] = "submitted";    // detail: the whole initia
 inline constexpr char kHeld[] = "held";              // {}
 inline constexpr char kReleased[] = "released";      // {}
 inline constexpr char kStarted[] = "started";        // {alloc, start_time}
+// kCancelRequested's detail: {"uid": canceller} (issue 19; "{}" before it).
 inline constexpr char kCancelRequested[] = "cancel_requested";  // {}
 inline constexpr char kRequeueRequested[] = "requeue_requested";  // {}: requeue when it ends
 inline constexpr char kFinished[] = "finished";      // {state, exit_code, exit_signal, end_time, message}

@@ -114,6 +114,18 @@ std::string UpdatedDetail(const JobUpdate& u) {
   return json::serialize(o);
 }
 
+// slurmctld's state_reason for a job that ended (job_mgr.c, job_completion_logger's callers):
+// FAILED with an exit code FAIL_EXIT_CODE, by a signal FAIL_LAUNCH; TIMEOUT, OOM, NODE_FAIL.
+static std::string EndReason(const JobRecord& r) {
+  switch (r.State()) {
+    case JobState::kFailed: return r.exit_code != 0 ? "NonZeroExitCode" : "JobLaunchFailure";
+    case JobState::kTimeout: return "TimeLimit";
+    case JobState::kOutOfMemory: return "OutOfMemory";
+    case JobState::kNodeFail: return "NodeDown";
+    default: return "None";
+  }
+}
+
 Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
   try {
     JobRecord r = in;
@@ -134,6 +146,10 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       r.reason = "None";
     } else if (e.type == event::kCancelRequested) {
       r.cancel_requested = true;
+      // Issue 19: the canceller is kept as the job's message (persisted with the record) until
+      // the end, so accounting shows "CANCELLED by <uid>" as sacct does.
+      if (auto* uid = d.if_contains("uid"))
+        r.message = "cancelled by uid " + std::to_string(uid->to_number<uint32_t>());
     } else if (e.type == event::kRequeueRequested) {
       r.requeue_requested = true;
     } else if (e.type == event::kFinished) {
@@ -141,10 +157,15 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       r.exit_code = d.at("exit_code").to_number<int32_t>();
       r.exit_signal = d.at("exit_signal").to_number<int32_t>();
       r.end_time = d.at("end_time").to_number<int64_t>();
-      r.message = json::value_to<std::string>(d.at("message"));
+      std::string message = json::value_to<std::string>(d.at("message"));
+      bool keep_canceller = message.empty() && r.State() == JobState::kCancelled &&
+                            r.message.str().rfind("cancelled by uid ", 0) == 0;
+      if (!keep_canceller) r.message = message;
       // A job that failed for a stated cause (its output file could not be opened, its working
       // directory was missing, ...) shows that cause as its reason, as Slurm shows state_desc.
-      r.reason = r.State() == JobState::kFailed && !r.message.empty() ? r.message.str() : "None";
+      // Otherwise the cause slurmctld names (issue 19): NonZeroExitCode, TimeLimit, ...
+      r.reason = r.State() == JobState::kFailed && !r.message.empty() ? r.message.str()
+                                                                      : EndReason(r);
     } else if (e.type == event::kRequeued) {
       r.state = static_cast<int>(JobState::kPending);
       r.requeue_count += 1;

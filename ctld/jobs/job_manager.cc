@@ -6,6 +6,7 @@
 #include "common/array_spec.h"
 #include "common/env_block.h"
 #include "common/filename_pattern.h"
+#include "common/hostlist.h"
 
 namespace tessera::ctld {
 
@@ -259,7 +260,8 @@ Status JobManager::PlanCancel(uint64_t id, const Caller& c, Planned* plan, bool*
     *plan = {id, event::kFinished,
              FinishedDetail(JobState::kCancelled, 0, 0, clock_->Now(), "cancelled by uid " + std::to_string(c.uid))};
   } else {
-    *plan = {id, event::kCancelRequested, "{}"};
+    // Who cancelled (sacct's "CANCELLED by <uid>", issue 19).
+    *plan = {id, event::kCancelRequested, "{\"uid\":" + std::to_string(c.uid) + "}"};
     *needs_signal = true;
   }
   return Status::Ok();
@@ -343,10 +345,12 @@ void JobManager::Restore(const JobRecord& before) {
   if (JobRecord* r = Find(before.job_id)) Install(*r, before);
 }
 
-void JobManager::SetReason(uint64_t id, const std::string& reason, int64_t expected_start) {
+void JobManager::SetReason(uint64_t id, const std::string& reason, int64_t expected_start,
+                           const std::vector<std::string>& sched_nodes) {
   JobRecord* r = Find(id);
   if (!r || r->State() != JobState::kPending) return;
   r->expected_start = expected_start;
+  r->sched_nodes = sched_nodes.empty() ? std::string() : CompressHostlist(sched_nodes);
   if (!r->held) r->reason = reason;
 }
 

@@ -120,11 +120,14 @@ class JobManager {
   // current one; the job does not change. `done` as for the transitions above.
   void RecordStaleReport(uint64_t id, const std::string& detail, Done done);
   // Pending reason (memory only: reasons are recomputed every cycle).
-  void SetReason(uint64_t id, const std::string& reason, int64_t expected_start = 0);
+  void SetReason(uint64_t id, const std::string& reason, int64_t expected_start = 0,
+                 const std::vector<std::string>& sched_nodes = {});
 
   // Drops finished jobs older than `min_age_s` from memory (they stay in accounting).
   void PurgeFinished(int64_t min_age_s);
   uint64_t last_seq() const { return seq_; }
+  // The id the next submitted job gets (sbatch --test-only prints it; issue 19).
+  uint64_t PeekNextId() const { return next_id_; }
 
  private:
   void Transition(JobRecord& r, const char* type, const std::string& detail, Batch* b);

@@ -108,6 +108,11 @@ struct NodeRuntime {
   uint32_t reported_cpus = 0;
   uint64_t reported_mem = 0;
   std::string version;
+  // Issue 19 (scontrol show node): the host's uname (Register) and load and free memory (each
+  // Heartbeat); "" / -1 / 0 = not reported.
+  std::string os, arch;
+  int32_t cpu_load_x100 = -1;
+  uint64_t free_mem_mib = 0;
   std::vector<GpuState> gpus;
   std::vector<HcaState> hcas;
   std::shared_ptr<NodeLink> link;  // null when not connected

@@ -184,6 +184,11 @@ grpc::Status AgentService::Connect(grpc::ServerContext* ctx, Stream* stream) {
       std::map<uint64_t, uint64_t> runs;
       for (const auto& jr : msg.heartbeat().running_runs()) runs[jr.job_id()] = jr.run();
       core_->Post([this, node, running, runs] { ctl_->OnHeartbeat(node, running, runs); });
+      if (msg.heartbeat().cpu_load_x100() != 0 || msg.heartbeat().free_mem_mib() != 0) {
+        int32_t load = msg.heartbeat().cpu_load_x100();  // issue 19
+        uint64_t free_mib = msg.heartbeat().free_mem_mib();
+        core_->Post([this, node, load, free_mib] { ctl_->OnNodeLoad(node, load, free_mib); });
+      }
     } else if (msg.has_finished()) {
       auto f = FromProto(msg.finished());
       core_->Post([this, node, f] { ctl_->OnJobFinished(node, f); });

@@ -16,6 +16,7 @@
 #include "ctld/rpc/convert.h"
 #include "ctld/rpc/job_listing.h"
 #include "ctld/rpc/local_server.h"
+#include "ctld/sched/preempt_config.h"
 #include "ctld/submit_checks.h"
 #include "rpc/grpc_util.h"
 
@@ -110,7 +111,7 @@ grpc::Status ControllerService::SubmitJob(grpc::ServerContext* ctx, const v1::Su
     draft->priority = req->spec().priority();
     if (req->test_only()) {
       what_if = ctl_->WouldStart(*draft);
-      return done.set_value(uint64_t{0});
+      return done.set_value(ctl_->jobs().PeekNextId());  // the id it would get (sbatch)
     }
     ctl_->Submit(std::move(*draft), [&done](Result<uint64_t> r) { done.set_value(std::move(r)); });
   });
@@ -417,11 +418,27 @@ grpc::Status ControllerService::ListPartitions(grpc::ServerContext* ctx, const v
       out->set_up(p.up);
       out->set_max_time_s(p.max_time_s);
       out->set_default_time_s(p.default_time_s);
-      out->set_nodes(p.nodes_expr);
+      // The partition's node names (scontrol prints them, not "ALL"; issue 19).
+      out->set_nodes(p.nodes.empty() ? p.nodes_expr : CompressHostlist(p.nodes));
       out->set_total_nodes(static_cast<uint32_t>(p.nodes.size()));
       uint32_t cpus = 0;
-      for (const auto& n : p.nodes) cpus += cfg.FindNode(n)->cpus;
+      uint64_t mem = 0;
+      for (const auto& n : p.nodes) {
+        cpus += cfg.FindNode(n)->cpus;
+        mem += cfg.FindNode(n)->real_memory_mib;
+      }
       out->set_total_cpus(cpus);
+      out->set_total_mem_mib(mem);
+      const sched::SchedConfig& sc = ctl_->sched_config();  // PreemptMode=, GraceTime=
+      sched::PreemptModeKind mode = sc.preempt_mode.kind;
+      if (auto pp = sc.partition_preempt.find(p.name); pp != sc.partition_preempt.end()) {
+        if (pp->second.mode != sched::PreemptModeKind::kUnset) mode = pp->second.mode;
+        out->set_grace_time_s(pp->second.grace_time);
+      }
+      if (mode == sched::PreemptModeKind::kUnset)
+        mode = sc.preempt_type == sched::PreemptType::kNone ? sched::PreemptModeKind::kOff
+                                                             : sched::PreemptModeKind::kCancel;
+      out->set_preempt_mode(sched::PreemptModeName(mode));
       out->set_max_nodes(p.max_nodes);
       out->set_priority_tier(p.priority_tier);
     }
@@ -453,6 +470,7 @@ grpc::Status ControllerService::QueryAccounting(grpc::ServerContext* ctx, const 
   if (!caller.ok()) return ToGrpc(caller.status());
   AccountingFilter f;
   f.job_ids.assign(req->job_ids().begin(), req->job_ids().end());
+  f.array_span = core_->Call([&] { return ctl_->config().max_array_size; });  // sacct -j ARRAY
   f.uids.assign(req->uids().begin(), req->uids().end());
   f.start_after = req->start_after();
   f.end_before = req->end_before();

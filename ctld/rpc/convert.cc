@@ -206,6 +206,9 @@ void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths) {
   out->set_num_tasks(r.NumTasks());
   out->set_num_cpus(r.NumCpus());
   out->set_expected_start_time(r.expected_start);
+  if (!r.sched_nodes.empty()) out->set_sched_nodes(r.sched_nodes);  // issue 19
+  if (r.State() == JobState::kCancelled && r.message.str().rfind("cancelled by uid ", 0) == 0)
+    out->set_cancelled_by_uid(r.message.str().substr(17));
   out->set_array_job_id(r.array_job_id);
   out->set_array_task_id(r.array_task_id);
 }
@@ -276,6 +279,12 @@ void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
   for (auto j : n.jobs) out->add_running_jobs(j);
   out->set_boot_time(n.boot_time);
   out->set_version(n.version);
+  out->set_weight(n.config->weight);  // issue 19: scontrol show node, sinfo %w
+  out->set_reason_time(n.reason.empty() ? 0 : n.reason_time);
+  out->set_os(n.os);
+  out->set_arch(n.arch);
+  out->set_cpu_load_x100(n.cpu_load_x100);
+  out->set_free_mem_mib(n.free_mem_mib);
 }
 
 void ToProto(const JobEvent& e, v1::JobEvent* out) {
@@ -327,6 +336,8 @@ RegisterInfo FromProto(const v1::Register& p) {
   for (const auto& f : p.finished()) r.finished.push_back(FromProto(f));
   r.boot_time = p.boot_time();
   r.version = p.version();
+  r.os = p.os();  // issue 19
+  r.arch = p.arch();
   return r;
 }
 

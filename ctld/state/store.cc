@@ -450,7 +450,12 @@ void Store::FailWritesForTest(std::string message) {
 
 Result<std::vector<JobRecord>> Store::QueryAccounting(const AccountingFilter& f) {
   std::string sql = "SELECT record FROM acct_jobs WHERE 1=1";
-  if (!f.job_ids.empty()) sql += " AND job_id IN " + InList(f.job_ids.size());
+  if (!f.job_ids.empty()) {
+    sql += " AND (job_id IN " + InList(f.job_ids.size());
+    if (f.array_span)  // the elements of arrays headed by these ids (filtered below)
+      for (size_t k = 0; k < f.job_ids.size(); ++k) sql += " OR job_id BETWEEN ? AND ?";
+    sql += ")";
+  }
   if (!f.uids.empty()) sql += " AND uid IN " + InList(f.uids.size());
   if (!f.states.empty()) sql += " AND state IN " + InList(f.states.size());
   if (f.start_after) sql += " AND end_time >= ?";
@@ -461,6 +466,11 @@ Result<std::vector<JobRecord>> Store::QueryAccounting(const AccountingFilter& f)
   if (!s.ok()) return s.Error("query accounting");
   int i = 1;
   for (auto id : f.job_ids) s.Bind(i++, static_cast<int64_t>(id));
+  if (f.array_span && !f.job_ids.empty())
+    for (auto id : f.job_ids) {
+      s.Bind(i++, static_cast<int64_t>(id));
+      s.Bind(i++, static_cast<int64_t>(id + f.array_span));
+    }
   for (auto u : f.uids) s.Bind(i++, static_cast<int64_t>(u));
   for (auto st : f.states) s.Bind(i++, st);
   if (f.start_after) s.Bind(i++, f.start_after);
@@ -468,7 +478,15 @@ Result<std::vector<JobRecord>> Store::QueryAccounting(const AccountingFilter& f)
     s.Bind(i++, f.end_before);
     s.Bind(i++, f.end_before);
   }
-  return DecodeRecords(s);
+  auto rows = DecodeRecords(s);
+  if (!rows.ok() || !f.array_span || f.job_ids.empty()) return rows;
+  std::vector<JobRecord> out;  // the range rows that are not elements of the named arrays go
+  for (auto& r : *rows) {
+    bool named = std::find(f.job_ids.begin(), f.job_ids.end(), r.job_id) != f.job_ids.end() ||
+                 std::find(f.job_ids.begin(), f.job_ids.end(), r.array_job_id) != f.job_ids.end();
+    if (named) out.push_back(std::move(r));
+  }
+  return out;
 }
 
 Result<std::vector<JobRecord>> Store::RecentlyFinished(int64_t since) {

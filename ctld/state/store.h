@@ -150,6 +150,9 @@ struct AccountingFilter {
   int64_t end_before = 0;
   std::vector<int> states;
   size_t limit = 100000;
+  // Issue 19 (sacct -j ARRAY_ID): a job id also names the elements of the array it heads,
+  // whose ids follow it (at most array_span of them); 0 = ids name jobs only.
+  uint32_t array_span = 0;
 };
 
 struct StoreStats {

@@ -44,7 +44,7 @@ def test_slurm_formats(cluster, names):
                     env=env)
     assert a.stdout.splitlines()[0].startswith(f"{job}|CANCELLED")
     bad = cluster.run([f"{names}/sbatch", "--time=60:", "--wrap", "true"], check=False, env=env)
-    assert bad.returncode == 1
+    assert bad.returncode == 255  # sbatch exits -1 on option errors (issue 19)
     assert bad.stderr.startswith("sbatch: error: invalid --time value \"60:\"")
 
 

@@ -63,6 +63,7 @@ struct CommandRun {
   std::string out, err;
   int connects = 0;
   uint32_t uid = 1001;
+  std::string prog = "tcmd";        // issue 19: "squeue", "scancel", ... for Slurm's behaviour
   int sleeps_allowed = 0;           // ctx.sleep returns false after this many sleeps
   std::vector<int64_t> slept;       // the seconds of every ctx.sleep call
 
@@ -78,7 +79,7 @@ struct CommandRun {
     std::istringstream in(stdin_text);
     std::ostringstream o, e;
     CommandContext ctx;
-    ctx.prog = "tcmd";
+    ctx.prog = prog;
     ctx.args = std::move(args);
     ctx.env = env;
     ctx.in = &in;

@@ -196,30 +196,36 @@ TEST_CASE("tcontrol show job (scontrol layout)") {
   FakeIdNames names;
   names.AddGroup(1001, "alice");
   CHECK(FormatJobDetail(RunningJob(), names, kNow) ==
-        "JobId=42 JobName=train\n"
-        "   UserId=alice(1001) GroupId=alice(1001)\n"
+        "JobId=42 JobName=train\n"  // Slurm 22.05's keys and order (issue 19)
+        "   UserId=alice(1001) GroupId=alice(1001) MCS_label=N/A\n"
         "   Priority=1000 Nice=0 Account=research QOS=normal\n"
         "   JobState=RUNNING Reason=None Dependency=(null)\n"
-        "   Requeue=1 Restarts=0 BatchFlag=1 ExitCode=0:0\n"
+        "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
         "   RunTime=01:02:05 TimeLimit=02:00:00 TimeMin=N/A\n"
         "   SubmitTime=2023-11-14T21:06:40 EligibleTime=2023-11-14T21:06:40\n"
+        "   AccrueTime=2023-11-14T21:06:40\n"
         "   StartTime=2023-11-14T21:11:15 EndTime=2023-11-14T23:11:15 Deadline=N/A\n"
-        "   Partition=gpu\n"
+        "   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2023-11-14T21:11:15 Scheduler=Main\n"
+        "   Partition=gpu AllocNode:Sid=(null):0\n"
         "   ReqNodeList=(null) ExcNodeList=(null)\n"
         "   NodeList=n[1-2]\n"
         "   BatchHost=n1\n"
-        "   NumNodes=2 NumCPUs=8 NumTasks=2 CPUs/Task=4\n"
-        "   TRES=cpu=8,mem=16G,node=2,gres/gpu=2\n"
-        "   MinMemoryNode=8G Features=(null) OverSubscribe=OK\n"
-        "   TresPerNode=gres/gpu:a100:1\n"
+        "   NumNodes=2 NumCPUs=8 NumTasks=2 CPUs/Task=4 ReqB:S:C:T=0:0:*:*\n"
+        "   TRES=cpu=8,mem=16G,node=2,billing=8,gres/gpu=2\n"
+        "   Socks/Node=* NtasksPerN:B:S:C=1:0:*:* CoreSpec=*\n"
+        "   MinCPUsNode=4 MinMemoryNode=8G MinTmpDiskNode=0\n"
+        "   Features=(null) DelayBoot=00:00:00\n"
+        "   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n"
         "   Command=/home/alice/train.sh\n"
         "   WorkDir=/home/alice\n"
         "   StdErr=/home/alice/slurm-42.out\n"
         "   StdIn=/dev/null\n"
         "   StdOut=/home/alice/slurm-42.out\n"
+        "   Power=\n"
+        "   TresPerNode=gres/gpu:a100:1\n"
         "\n");
   std::string pending = FormatJobDetail(PendingJob(), names, kNow);
-  CHECK(pending.find("   UserId=1002(1002) GroupId=100(100)\n") != std::string::npos);
+  CHECK(pending.find("   UserId=1002(1002) GroupId=100(100) MCS_label=N/A\n") != std::string::npos);
   CHECK(pending.find("   JobState=PENDING Reason=Resources") != std::string::npos);
   CHECK(pending.find("StartTime=Unknown EndTime=Unknown") != std::string::npos);
   CHECK(pending.find("TimeLimit=UNLIMITED") != std::string::npos);
@@ -254,30 +260,40 @@ TEST_CASE("tcontrol show node and partition") {
   }
   n.add_alloc_gpu_indices(0);
   CHECK(FormatNodeDetail(n) ==
-        "NodeName=g1\n"
-        "   CPUAlloc=16 CPUTot=64\n"
+        "NodeName=g1 CoresPerSocket=1 \n"  // Slurm 22.05's keys and order (issue 19)
+        "   CPUAlloc=16 CPUEfctv=64 CPUTot=64 CPULoad=N/A\n"
         "   AvailableFeatures=a100,ib\n"
         "   ActiveFeatures=a100,ib\n"
         "   Gres=gpu:a100:2\n"
         "   GresUsed=gpu:a100:1\n"
-        "   NodeAddr=10.0.0.7 NodeHostName=g1 Port=6818 Version=0.1.0\n"
-        "   RealMemory=512000 AllocMem=65536\n"
-        "   State=MIXED+DRAIN\n"
-        "   Partitions=gpu\n"
-        "   BootTime=2023-11-13T22:13:20 LastHeartbeat=2023-11-14T22:13:15\n"
-        "   CfgTRES=cpu=64,mem=500G,gres/gpu=2\n"
+        "   NodeAddr=10.0.0.7 NodeHostName=g1 Version=0.1.0\n"
+        "   RealMemory=512000 AllocMem=65536 FreeMem=N/A Sockets=64 Boards=1\n"
+        "   State=MIXED+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
+        "   Partitions=gpu \n"
+        "   BootTime=2023-11-13T22:13:20 SlurmdStartTime=None\n"
+        "   LastBusyTime=Unknown\n"
+        "   CfgTRES=cpu=64,mem=500G,billing=64,gres/gpu=2\n"
         "   AllocTRES=cpu=16,mem=64G,gres/gpu=1\n"
+        "   CapWatts=n/a\n"
+        "   CurrentWatts=n/s AveWatts=n/s\n"
+        "   ExtSensorsJoules=n/s ExtSensorsWatts=n/s ExtSensorsTemp=n/s\n"
+        "   LastHeartbeat=2023-11-14T22:13:15\n"
         "   GPUs=0:a100,1:a100(DRAIN:xid 79)\n"
         "   Reason=xid 79\n"
         "\n");
   CHECK(FormatPartitionDetail(Partitions()[0]) ==
-        "PartitionName=debug\n"
+        "PartitionName=debug\n"  // Slurm 22.05's keys and order (issue 19)
         "   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
-        "   Default=YES\n"
-        "   DefaultTime=NONE MaxNodes=UNLIMITED MaxTime=UNLIMITED\n"
+        "   AllocNodes=ALL Default=YES QoS=N/A\n"
+        "   DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO\n"
+        "   MaxNodes=UNLIMITED MaxTime=UNLIMITED MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED\n"
         "   Nodes=n[1-4]\n"
-        "   PriorityTier=1\n"
-        "   State=UP TotalCPUs=32 TotalNodes=4\n"
+        "   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+        "   OverTimeLimit=NONE PreemptMode=OFF\n"
+        "   State=UP TotalCPUs=32 TotalNodes=4 SelectTypeParameters=NONE\n"
+        "   JobDefaults=(null)\n"
+        "   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n"
+        "   TRES=cpu=32,node=4,billing=32\n"
         "\n");
 }
 
@@ -325,7 +341,7 @@ TEST_CASE("tacct -P, -p and -o with widths") {
   CHECK(FormatAcct({FinishedJob()}, *custom, AcctLayout::kParsable2, true, names, kNow) ==
         "JobID|Elapsed|Start|NodeList|User|UID|Timelimit|AllocTRES\n"
         "42|01:00:25|2023-11-14T21:11:15|n[1-2]|alice|1001|02:00:00|"
-        "cpu=8,mem=16G,node=2,gres/gpu=2\n");
+        "cpu=8,mem=16G,node=2,billing=8,gres/gpu=2\n");
   CHECK(FormatAcct({FinishedJob()}, *custom, AcctLayout::kColumns, false, names, kNow)
             .rfind("42      01:00:25 2023-11-14T21:11:15   n[1-2]     alice   1001   02:00:00 "
                    "cpu=8,mem+ \n",

@@ -195,8 +195,8 @@ TEST_CASE("tqueue: arrays, -r, -O, -S and --start (golden)") {
   REQUIRE(r.Run(RunTqueue, {"-O", "JobID:12,State:.9,NumTasks:6,UserName"}) == 0);
   CHECK(r.out ==
         "JOBID           STATETASKS USER                \n"  // no separator, as squeue -O
-        "1230_[1-3%2]  PENDING1     alice               \n"
-        "1230_0        RUNNING1     alice               \n");
+        "1230          PENDING1     alice               \n"  // JobID is the number (issue 19)
+        "1230          RUNNING1     alice               \n");
 
   CommandRun s;
   pb::ListJobsResponse pending;
@@ -212,9 +212,11 @@ TEST_CASE("tqueue: arrays, -r, -O, -S and --start (golden)") {
   CHECK(s.ctld.ListJobs_calls.at(0).states(0) == pb::PENDING);
   CHECK(s.out ==
         "             JOBID PARTITION     NAME     USER ST          START_TIME  NODES "
-        "NODELIST(REASON)\n"
-        "                55     debug      arr    alice PD 2023-11-14T22:23:20      1 (Priority)\n"
-        "                56     debug      arr    alice PD                 N/A      1 (Priority)\n");
+        "SCHEDNODES           NODELIST(REASON)\n"  // squeue's --start: SCHEDNODES, sorted by S
+        "                56     debug      arr    alice PD                 N/A      1 "
+        "(null)               (Priority)\n"
+        "                55     debug      arr    alice PD 2023-11-14T22:23:20      1 "
+        "(null)               (Priority)\n");
 }
 
 TEST_CASE("tqueue -i repeats until interrupted; bad input is named") {
@@ -251,7 +253,8 @@ TEST_CASE("tacct: more sacct fields, arrays, -A and --json") {
   r.ctld.QueryAccounting_result = resp;
   REQUIRE(r.Run(RunTacct, {"-P", "-n", "-A", "physics", "-o",
                            "JobID,JobIDRaw,State,MaxRSS,NNodes,ElapsedRaw,Reason"}) == 0);
-  CHECK(r.out == "1230_4|1231|COMPLETED||1|60|None\n");
+  CHECK(r.out == "1230_4|1231|COMPLETED||1|60|None\n"
+                 "1230_4.batch|1231.batch|COMPLETED||1|60|None\n");  // issue 19: .batch
   REQUIRE(r.Run(RunTacct, {"--json", "-j", "1300"}) == 0);
   CHECK(r.out.find("\"job_id\":1300") != std::string::npos);
   CHECK(r.Run(RunTacct, {"-o", "JobID,Nope"}) == 1);

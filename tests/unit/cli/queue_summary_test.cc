@@ -148,7 +148,8 @@ TEST_CASE("tqueue summary path prints what the JobInfo path prints") {
   names.AddUser(1001, "alice");
   auto jobs = Queue();
   pb::JobSummaries s = ToSummary(jobs);
-  for (const char* f : {kDefaultQueueFormat, kLongQueueFormat, kStartQueueFormat,
+  // (--start's format has %Y, SCHEDNODES, since issue 19: it takes the JobInfo path)
+  for (const char* f : {kDefaultQueueFormat, kLongQueueFormat, "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %R",
                         "%i|%A|%F|%K|%j|%u|%U|%t|%T|%M|%l|%L|%D|%C|%P|%R|%r|%N|%V|%S|%e|%a|%Q|%p",
                         "%5i %.3j %4u %.20R %2P%%x %.1t", "prefix %.30e %10S %.4N end"}) {
     INFO(f);
@@ -166,7 +167,7 @@ TEST_CASE("tqueue summary path prints what the JobInfo path prints") {
 }
 
 TEST_CASE("tqueue summary path: fields it cannot print are left to the JobInfo path") {
-  for (const char* f : {"%i %o", "%Z", "%b", "%k", "%q", "%c %m"}) {
+  for (const char* f : {"%i %o", "%Z", "%b", "%k", "%q", "%c %m", "%Y"}) {
     auto fmt = ParseQueueFormat(f);
     REQUIRE(fmt.ok());
     CHECK_FALSE(SummaryCovers(*fmt));

@@ -165,8 +165,8 @@ TEST_CASE("a job that failed for a stated cause shows the cause as its reason") 
   auto failed = Apply(r, e);
   REQUIRE(failed.ok());
   CHECK(failed->reason == "couldn't chdir to `/nonexistent': No such file or directory");
-  e.detail = FinishedDetail(JobState::kFailed, 3, 0, kNow, "");  // a plain non-zero exit
-  CHECK(Apply(r, e)->reason == "None");
+  e.detail = FinishedDetail(JobState::kFailed, 3, 0, kNow, "");  // a plain non-zero exit: Slurm's
+  CHECK(Apply(r, e)->reason == "NonZeroExitCode");  // reason (issue 19)
   e.detail = FinishedDetail(JobState::kCompleted, 0, 0, kNow, "");
   CHECK(Apply(r, e)->reason == "None");
 }
