@@ -4,6 +4,7 @@ patterns, --export, --wait, -w/-x, the accepted and the refused ones), srun and 
 an allocation, the SLURM_* variables of sbatch and srun, and sbatch's filename patterns.
 A real munged, tessera-ctld (TLS) and two tessera-noded (it1, it2: 2 CPUs each) on loopback."""
 import os
+import pathlib
 import re
 import subprocess
 
@@ -15,9 +16,9 @@ USER = "tessera-alice"
 
 
 @pytest.fixture(scope="module")
-def slurm_bin(tmp_path_factory):
-    prefix = tmp_path_factory.mktemp("slurm-names")
-    os.chmod(prefix, 0o755)
+def slurm_bin(cluster):
+    prefix = pathlib.Path(cluster.dir) / "slurm-names"  # the job's user must reach it
+    prefix.mkdir(mode=0o755)
     env = dict(os.environ, TESSERA_BUILD_DIR=os.path.dirname(BIN))
     p = subprocess.run([os.path.join(ROOT, "scripts", "install-slurm-compat"), str(prefix)],
                        capture_output=True, text=True, env=env)
@@ -28,7 +29,7 @@ def slurm_bin(tmp_path_factory):
 
 
 def run(cluster, slurm_bin, argv, **kw):
-    env = {"PATH": f"{slurm_bin}:{BIN}:/usr/local/bin:/usr/bin:/bin"}
+    env = {"PATH": f"{slurm_bin}:{BIN}:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
     env.update(kw.pop("env", {}))
     return cluster.run(argv, user=kw.pop("user", USER), env=env, check=kw.pop("check", False), **kw)
 
@@ -60,7 +61,7 @@ def test_scontrol_show_hostnames_derives_master_addr(cluster, slurm_bin):
     wrap = ('MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1); '
             'echo master=$MASTER_ADDR; echo all=$(scontrol show hostnames | tr "\\n" " ")')
     _, _, out = batch(cluster, slurm_bin, ["-N2"], wrap)
-    assert "master=it1\n" in out and "all=it1 it2 \n" in out, out
+    assert "master=it1\n" in out and "all=it1 it2\n" in out, out
 
 
 # ---- srun -o/-e/-i and filename patterns ---------------------------------------------------
