@@ -26,6 +26,7 @@ def slurm_names(tmp_path_factory):
         assert link.is_symlink(), name
     # Issue 19: srun is trun; submitit runs its function through it (its default).
     assert (prefix / "bin" / "srun").is_symlink()
+    submitit.slurm.slurm.SlurmJob.watcher.clear()  # process-wide; job ids restart per cluster
     return str(prefix / "bin")
 
 

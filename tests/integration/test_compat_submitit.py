@@ -30,6 +30,9 @@ def executor(cluster, slurm_names, monkeypatch, tmp_path):
     monkeypatch.setenv("TESSERA_CONF", cluster.conf)
     folder = os.path.join(cluster.dir, f"submitit-{tmp_path.name}")
     os.makedirs(folder, exist_ok=True)
+    # submitit's job watcher is process-wide and keeps finished ids; every test cluster numbers
+    # its jobs from 1 again.
+    submitit.slurm.slurm.SlurmJob.watcher.clear()
     ex = submitit.AutoExecutor(folder=folder, cluster="slurm")
     ex.update_parameters(timeout_min=5, slurm_partition="debug")  # srun: submitit's default
     return ex
@@ -52,6 +55,10 @@ def test_submitit_default_srun_single_task(executor):
     wait_done([job])
     assert job.result() == (0, 1, 42)
     assert "srun --unbuffered --output" in open(job.paths.submission_file).read()
+    # The result pickle appears before the batch script exits; then sacct says COMPLETED.
+    deadline = time.time() + 30
+    while job.watcher.get_state(job.job_id, mode="force") != "COMPLETED" and time.time() < deadline:
+        time.sleep(0.5)
     assert job.state == "COMPLETED"
 
 
