@@ -60,6 +60,9 @@ TEST_CASE("array codes are resolved per element and everything else is left for 
   CHECK(tessera::ExpandArrayCodes("x%3a", 40, 3) == "x003");
 }
 
+namespace tessera {
+namespace {
+
 // Issue 19: every code of Slurm's filename pattern table.
 TEST_CASE("filename pattern: step, node, task, restart and array codes", "[filename_pattern]") {
   FilenameVars b = Vars();  // the batch step
@@ -86,3 +89,6 @@ TEST_CASE("filename pattern: a backslash turns expansion off", "[filename_patter
   CHECK(ExpandFilenamePattern("out\\%j-%t", Vars(), "/w") == "/w/out%j-%t");
   CHECK(ExpandArrayCodes("a\\_%a", 40, 1) == "a\\_%a");
 }
+
+}  // namespace
+}  // namespace tessera
