@@ -349,6 +349,11 @@ TEST_CASE("trun --gres=gpu / --gpus* ask the step's GPUs, busy GPUs are waited f
 }  // namespace tessera::cli
 
 // ---- issue 19 (h19a) ------------------------------------------------------------------------
+namespace tessera::cli {
+namespace {
+
+using testing::CommandRun;
+namespace v1 = tessera::v1;
 
 TEST_CASE("trun outside a job obtains an allocation, runs the step in it and releases it",
           "[trun][issue19]") {
@@ -453,3 +458,6 @@ TEST_CASE("trun reads srun's input variables and refuses what it cannot do", "[t
   CHECK(a.cmd.ctld.CreateStep_calls[0].nodes() == 1);  // -w it1 -x it2: the first node
   CHECK(a.cmd.err.find("unrecognized") == std::string::npos);
 }
+
+}  // namespace
+}  // namespace tessera::cli
