@@ -61,6 +61,15 @@ EnvMap SlurmVars(const tessera::v1::LaunchJob& l, const NodeFacts& node, const U
   v["SLURM_CLUSTER_NAME"] = node.cluster_name;
   v["SLURMD_NODENAME"] = node.node_name;
   if (l.restart_count() > 0) v["SLURM_RESTART_COUNT"] = std::to_string(l.restart_count());
+  // Issue 19: more of sbatch's OUTPUT ENVIRONMENT VARIABLES (the options' own: tbatch).
+  std::vector<uint32_t> cpus;
+  for (const auto& a : l.alloc()) cpus.push_back(a.cpus());
+  if (cpus.empty()) cpus.push_back(mine ? mine->cpus() : 1);
+  v["SLURM_JOB_CPUS_PER_NODE"] = CompressTasksPerNode(cpus);
+  // SLURM_JOB_QOS, SLURM_JOB_START_TIME, SLURM_JOB_END_TIME: ctld adds them to env_block.
+  v["SLURM_PROCID"] = v["SLURM_LOCALID"] = v["SLURM_GTIDS"] = "0";  // the batch task
+  v["SLURM_TOPOLOGY_ADDR"] = node.node_name;
+  v["SLURM_TOPOLOGY_ADDR_PATTERN"] = "node";
   return v;
 }
 

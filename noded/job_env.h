@@ -10,6 +10,10 @@
 //   SLURM_SUBMIT_HOST SLURM_JOB_PARTITION SLURM_JOB_ACCOUNT SLURM_JOB_UID SLURM_JOB_USER
 //   SLURM_JOB_GID SLURM_NODEID(=0) SLURM_TASKS_PER_NODE SLURM_CLUSTER_NAME SLURM_MEM_PER_NODE
 //   (when this node's mem_mib > 0) SLURM_GPUS_ON_NODE (when GPUs are allocated) SLURMD_NODENAME
+//   issue 19: SLURM_JOB_CPUS_PER_NODE (the allocation's CPUs, "2(x2)"), SLURM_PROCID,
+//   SLURM_LOCALID, SLURM_GTIDS (=0, the batch task), SLURM_TOPOLOGY_ADDR(_PATTERN); ctld puts
+//   SLURM_JOB_QOS and SLURM_JOB_START/END_TIME into env_block, tbatch the options' own
+//   (cli/lib/batch_env.h)
 //   ENVIRONMENT=BATCH
 // and a TESSERA_ twin of each SLURM_X named TESSERA_X (SLURMD_NODENAME's twin is
 // TESSERA_NODENAME), plus CUDA_VISIBLE_DEVICES = comma-separated UUIDs of this node's allocated

@@ -365,6 +365,7 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
   plan.groups = std::move(looked_up->groups);
   plan.workdir = l.workdir().empty() ? user.home : l.workdir();
   FilenameVars vars{l.job_id(), l.name(), user.name, 0, -1, opts.node.node_name};
+  vars.restart_count = l.restart_count();  // %r (issue 19); %J %s %n %t: the batch step
   plan.out_path = ExpandFilenamePattern(l.stdout_path(), vars, plan.workdir);
   plan.err_same = l.stderr_path().empty();
   plan.err_path = plan.err_same ? plan.out_path

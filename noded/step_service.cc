@@ -101,6 +101,14 @@ Result<TaskPlan> StepService::MakePlan(const v1::RunTasksRequest& req, const v1:
     TaskPlan::Task t;
     t.rank = g.ranks(i);
     t.env = EnvToStrings(BuildTaskEnv(req, g, static_cast<uint32_t>(i), node));
+    auto in = req.task_input().find(t.rank);  // trun -i (issue 19)
+    if (in != req.task_input().end()) {
+      if (in->second.empty() || in->second[0] != '/')
+        return InvalidArgument("RunTasks for step " + StepName(req.job_id(), req.step_id()) +
+                               ": the input file of task " + std::to_string(t.rank) +
+                               " must be an absolute path");
+      t.input = in->second;
+    }
     plan.tasks.push_back(std::move(t));
   }
   return plan;

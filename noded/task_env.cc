@@ -40,18 +40,25 @@ EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::
   slurm["JOB_ID"] = std::to_string(grant.job_id());
   slurm["JOBID"] = std::to_string(grant.job_id());
   if (grant.cpus_per_task() > 0) slurm["CPUS_PER_TASK"] = std::to_string(grant.cpus_per_task());
+  std::string gtids;  // issue 19: the ranks on this node (srun's SLURM_GTIDS)
+  for (uint32_t r : grant.ranks()) gtids += (gtids.empty() ? "" : ",") + std::to_string(r);
+  slurm["GTIDS"] = gtids;
   for (const auto& [k, v] : slurm) {
     env["SLURM_" + k] = v;
     env["TESSERA_" + k] = v;
   }
   env["SLURMD_NODENAME"] = node_name;
   env["TESSERA_NODENAME"] = node_name;
+  env["SLURM_TOPOLOGY_ADDR"] = node_name;  // issue 19: this node's, not the batch node's
+  env["SLURM_TOPOLOGY_ADDR_PATTERN"] = "node";
   if (!grant.master_addr().empty()) env["MASTER_ADDR"] = grant.master_addr();
   if (grant.master_port() > 0) env["MASTER_PORT"] = std::to_string(grant.master_port());
   env["RANK"] = std::to_string(rank);
   env["LOCAL_RANK"] = std::to_string(local_index);
   env["WORLD_SIZE"] = std::to_string(grant.ntasks());
   env["LOCAL_WORLD_SIZE"] = std::to_string(grant.ranks_size());
+  if (grant.has_alloc() && grant.alloc().cpus() > 0)  // issue 19: this node's, as srun
+    env["SLURM_CPUS_ON_NODE"] = env["TESSERA_CPUS_ON_NODE"] = std::to_string(grant.alloc().cpus());
   if (grant.has_alloc()) {  // this node's own GPUs and HCAs, never the batch node's
     std::string job_gpus;  // the job's GPU indices here (SLURM_JOB_GPUS)
     for (uint32_t g : grant.alloc().gpu_indices())

@@ -9,6 +9,8 @@
 //   SLURM_STEP_ID SLURM_STEPID  SLURM_STEP_NODELIST  SLURM_STEP_NUM_NODES (hosts in nodelist)
 //   SLURM_CPUS_PER_TASK (when > 0)  SLURM_LOCAL_TASKS (ranks here)  SLURMD_NODENAME
 //   SLURM_JOB_ID SLURM_JOBID (grant.job_id)
+//   issue 19: SLURM_GTIDS (this node's ranks), SLURM_TOPOLOGY_ADDR (this node),
+//   SLURM_CPUS_ON_NODE (this node's CPUs of the job, when the grant carries the allocation)
 // a TESSERA_ twin of each SLURM_X (TESSERA_X; SLURMD_NODENAME's is TESSERA_NODENAME), and
 //   MASTER_ADDR MASTER_PORT (when the grant has them)  RANK LOCAL_RANK WORLD_SIZE
 //   LOCAL_WORLD_SIZE (PyTorch's names)

@@ -48,6 +48,7 @@ struct ChildArgs {
   int devnull, out, err, gate, gate_w;
   char** argv;
   char** envp;
+  const char* input = nullptr;  // trun -i: opened after the switch to the user
 };
 
 // Runs in the forked child of a multi-threaded process: async-signal-safe calls only.
@@ -85,6 +86,18 @@ struct ChildArgs {
     WriteStr(2, strerrordesc_np(errno));
     WriteStr(2, ": going to /tmp instead\n");
     if (::chdir("/tmp") != 0) ::_exit(1);
+  }
+  if (a.input) {  // trun -i FILE: the task's stdin, opened with the user's permissions
+    int fd = ::open(a.input, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      WriteStr(2, "tessera-noded: error: cannot open input file ");
+      WriteStr(2, a.input);
+      WriteStr(2, ": ");
+      WriteStr(2, strerrordesc_np(errno));
+      WriteStr(2, "\n");
+      ::_exit(1);
+    }
+    ::dup2(fd, 0);
   }
   ::close_range(3, ~0U, 0);
   environ = a.envp;
@@ -159,6 +172,7 @@ Status TaskSet::StartOne(size_t i, int devnull) {
   std::vector<char*> argv = CArray(argv_s), envp = CArray(env_s);
   ChildArgs a{&plan_, ::geteuid() == 0, devnull, out[1], err[1], gate[0], gate[1], argv.data(),
               envp.data()};
+  if (!plan_.tasks[i].input.empty()) a.input = plan_.tasks[i].input.c_str();
   pid_t pid = ::fork();
   if (pid == 0) ExecTask(a);
   int fork_errno = errno;

@@ -35,6 +35,7 @@ struct TaskPlan {
   struct Task {
     uint32_t rank = 0;
     std::vector<std::string> env;  // "KEY=VALUE"
+    std::string input;             // issue 19 (trun -i): stdin file, opened as the user; "" = /dev/null
   };
   uid_t uid = 0;
   gid_t gid = 0;

@@ -486,6 +486,9 @@ Result<BatchOptions> BatchOptionsFromEnv(const std::map<std::string, std::string
       {"SBATCH_MEM_PER_GPU", "mem-per-gpu"}, {"SBATCH_GPUS_PER_TASK", "gpus-per-task"},
       {"SBATCH_CPUS_PER_GPU", "cpus-per-gpu"}, {"SBATCH_RESERVATION", "reservation"},
       {"SBATCH_SIGNAL", "signal"},         {"SBATCH_OPEN_MODE", "open-mode"},
+      // issue 19: the rest of sbatch's INPUT ENVIRONMENT VARIABLES that map to options here
+      {"SBATCH_OUTPUT", "output"}, {"SBATCH_ERROR", "error"}, {"SBATCH_INPUT", "input"},
+      {"SBATCH_NO_KILL", "no-kill"},
   };
   BatchOptions out;
   for (const auto& [var, opt_name] : kVars) {

@@ -10,6 +10,7 @@
 #include "cli/lib/slurm_compat.h"
 #include "common/duration.h"
 #include "common/env_block.h"
+#include "cli/lib/batch_env.h"
 #include "common/input_limits.h"
 #include "common/job_state.h"
 
@@ -273,6 +274,7 @@ int RunTbatch(CommandContext& ctx) {
   }
   auto spec = BuildJobSpec(*opts, *script, ctx.env, ctx.cwd);
   if (!spec.ok()) return Fail(ctx, spec.status().message());
+  SetBatchOptionEnv(*opts, &*spec);  // SLURM_CPUS_PER_TASK, ... (issue 19)
   if (opts->export_file) {
     Status st = AddExportFile(ctx, *opts->export_file, *spec);
     if (!st.ok()) return Fail(ctx, st.message());

@@ -6,6 +6,7 @@
 #include "cli/lib/command.h"
 #include "cli/lib/show_format.h"
 #include "cli/lib/slurm_compat.h"
+#include "cli/lib/hostlist_cmd.h"
 #include "cli/lib/topology_view.h"
 #include "cli/lib/text_util.h"
 #include "common/config_file.h"
@@ -23,6 +24,8 @@ Commands:
   show partition [NAME]         one partition (or all partitions)
   show topology [NAME] [node=HOSTLIST]
                                 the network topology (switches or blocks), as scontrol
+  show hostnames [LIST]         one host name per line (LIST: default $SLURM_JOB_NODELIST)
+  show hostlist LIST            LIST as a ranged expression; hostlistsorted: sorted
   show config                   the effective settings of the LOCAL configuration file
                                 ($TESSERA_CONF or /etc/tessera/tessera.conf), read by this
                                 command, not asked from the controller (no RPC for it yet)
@@ -554,6 +557,7 @@ int LocalCommand(CommandContext& ctx, const ControlArgs& a) {
   std::string cmd = ToLower(a.words[0]);
   std::string what = a.words.size() > 1 ? ToLower(a.words[1]) : "";
   if (cmd == "show" && (what == "config" || what == "conf")) return ShowConfig(ctx);
+  if (int rc = RunHostlistCommand(ctx, a.words); rc >= 0) return rc;  // issue 19
   if (cmd == "qos" || (cmd == "show" && what == "qos")) {
     auto it = ctx.env.find("TESSERA_CONF");
     std::string path = it != ctx.env.end() && !it->second.empty() ? it->second : "/etc/tessera/tessera.conf";

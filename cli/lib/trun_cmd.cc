@@ -5,15 +5,21 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cli/lib/arg_parser.h"
+#include "cli/lib/batch_request.h"
 #include "cli/lib/rank_output.h"
 #include "cli/lib/trun.h"
+#include "cli/lib/trun_alloc.h"
+#include "cli/lib/trun_io.h"
+#include "cli/lib/trun_nodes.h"
 #include "common/cluster_config.h"
 
 namespace tessera::cli {
@@ -36,6 +42,25 @@ RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set.
       --gpus-per-task=[TYPE:]N  N of the job's GPUs per task
                               (a step asking GPUs gets its own: CUDA_VISIBLE_DEVICES lists only
                               them; while other steps hold the job's GPUs it waits, as srun)
+  -w, --nodelist=HOSTLIST     run on these of the job's nodes (more with a larger -N)
+  -x, --exclude=HOSTLIST      never on these
+  -o, --output=MODE           all, none, a task id, or a filename pattern (%j %J %s %t %n %N
+                              %u %x %A %a %b %%, %3t zero-padded); stderr follows unless -e
+  -e, --error=MODE            the same for stderr
+  -i, --input=MODE            none or a filename pattern: each task reads its file (default
+                              /dev/null; forwarding trun's stdin is not supported)
+      --open-mode=append|truncate  for -o/-e files (default truncate)
+      --export=ALL|NONE|[ALL,]VAR[=VALUE],...  the tasks' environment (default ALL)
+  -W, --wait=SECONDS          end the step SECONDS after the first task ended
+  -D, --chdir=DIR             the tasks' working directory
+      --mem=SIZE, --mem-per-cpu=SIZE, --exclusive, --exact, --overlap, --cpu-bind=...,
+      --accel-bind=..., --distribution=..., --hint=...: accepted; a step uses the job's
+                              cgroup (no per-step memory limit or binding). Outside a job
+                              --mem/--mem-per-cpu/--exclusive apply to the new allocation.
+  -p, --partition, -t, --time, -A, --account, -q, --qos, -C, --constraint, --reservation,
+  -d, --dependency           outside a job: options of the allocation trun creates
+      --mpi=none              the only MPI type (pmi2/pmix wire-up is not provided: run
+                              mpirun inside the allocation; Open MPI starts its daemons by trun)
   -l, --label                 prefix each output line with the task's rank ("0: ...")
   -K, --kill-on-bad-exit[=0|1]  kill the step when a task exits non-zero
   -J, --job-name=NAME         name of the step (default: the command's name)
@@ -44,13 +69,21 @@ RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set.
   -v, --verbose               accepted for compatibility
   -h, --help                  show this help
   -V, --version               show the version
+Outside a job (no SLURM_JOB_ID, no --jobid) trun first creates an allocation from the job
+options (-N, -n, -c, --mem, -t, -p, ...), runs the step in it and releases it, as srun does.
+Refused with a message: --pty, --het-group, --container*, --mpi=pmi2|pmix, -i with a task id.
 Ctrl-C forwards SIGINT to the tasks; a second Ctrl-C within 1 second cancels the step.
 SIGTERM, SIGUSR1 and SIGUSR2 are forwarded too. Exit status: the worst task's (128+signal for a
 task killed by a signal). Environment: TESSERA_CONF names the configuration file.
 )";
 
 enum Opt { kNtasks = 1, kPerNode, kNodes, kCpus, kLabel, kKill, kName, kJobid, kUnbuf, kVerbose,
-           kHelp, kVersion, kIgnoredArg, kGres, kGpusPerNode, kGpus, kGpusPerTask };
+           kHelp, kVersion, kIgnoredArg, kGres, kGpusPerNode, kGpus, kGpusPerTask,
+           // issue 19
+           kNodelist, kExclude, kOutput, kError, kInput, kOpenMode, kExport, kWait, kChdir,
+           kMem, kMemPerCpu, kExclusive, kIgnoredFlag, kPty, kHetGroup, kContainer,
+           kContainerFlag, kMpi, kPartition, kTime, kAccount, kQos, kConstraint, kReservation,
+           kDependency, kMemPerGpu, kCpusPerGpu };
 
 const std::vector<OptionSpec> kSpecs = {
     {"ntasks", 'n', ArgKind::kRequired, kNtasks},
@@ -65,8 +98,65 @@ const std::vector<OptionSpec> kSpecs = {
     {"verbose", 'v', ArgKind::kNone, kVerbose},
     {"help", 'h', ArgKind::kNone, kHelp},
     {"version", 'V', ArgKind::kNone, kVersion},
-    {"mpi", 0, ArgKind::kRequired, kIgnoredArg},
+    {"mpi", 0, ArgKind::kRequired, kMpi},
     {"cpu-bind", 0, ArgKind::kRequired, kIgnoredArg},
+    // issue 19
+    {"nodelist", 'w', ArgKind::kRequired, kNodelist},
+    {"exclude", 'x', ArgKind::kRequired, kExclude},
+    {"output", 'o', ArgKind::kRequired, kOutput},
+    {"error", 'e', ArgKind::kRequired, kError},
+    {"input", 'i', ArgKind::kRequired, kInput},
+    {"open-mode", 0, ArgKind::kRequired, kOpenMode},
+    {"export", 0, ArgKind::kRequired, kExport},
+    {"wait", 'W', ArgKind::kRequired, kWait},
+    {"chdir", 'D', ArgKind::kRequired, kChdir},
+    {"mem", 0, ArgKind::kRequired, kMem},
+    {"mem-per-cpu", 0, ArgKind::kRequired, kMemPerCpu},
+    {"mem-per-gpu", 0, ArgKind::kRequired, kMemPerGpu},
+    {"cpus-per-gpu", 0, ArgKind::kRequired, kCpusPerGpu},
+    {"exclusive", 0, ArgKind::kOptional, kExclusive},
+    {"exact", 0, ArgKind::kNone, kIgnoredFlag},
+    {"overlap", 0, ArgKind::kNone, kIgnoredFlag},
+    {"overcommit", 'O', ArgKind::kNone, kIgnoredFlag},
+    {"oversubscribe", 's', ArgKind::kNone, kIgnoredFlag},
+    {"disable-status", 'X', ArgKind::kNone, kIgnoredFlag},
+    {"quiet", 'Q', ArgKind::kNone, kIgnoredFlag},
+    {"no-kill", 'k', ArgKind::kOptional, kIgnoredArg},
+    {"accel-bind", 0, ArgKind::kRequired, kIgnoredArg},
+    {"mem-bind", 0, ArgKind::kRequired, kIgnoredArg},
+    {"gpu-bind", 0, ArgKind::kRequired, kIgnoredArg},
+    {"distribution", 'm', ArgKind::kRequired, kIgnoredArg},
+    {"hint", 0, ArgKind::kRequired, kIgnoredArg},
+    {"propagate", 0, ArgKind::kOptional, kIgnoredArg},
+    {"cpu-freq", 0, ArgKind::kRequired, kIgnoredArg},
+    {"network", 0, ArgKind::kRequired, kIgnoredArg},
+    {"ntasks-per-core", 0, ArgKind::kRequired, kIgnoredArg},
+    {"threads", 'T', ArgKind::kRequired, kIgnoredArg},
+    {"wckey", 0, ArgKind::kRequired, kIgnoredArg},
+    {"pty", 0, ArgKind::kOptional, kPty},
+    {"het-group", 0, ArgKind::kRequired, kHetGroup},
+    {"container", 0, ArgKind::kRequired, kContainer},
+    {"container-id", 0, ArgKind::kRequired, kContainer},
+    {"container-image", 0, ArgKind::kRequired, kContainer},
+    {"container-mounts", 0, ArgKind::kRequired, kContainer},
+    {"container-workdir", 0, ArgKind::kRequired, kContainer},
+    {"container-name", 0, ArgKind::kRequired, kContainer},
+    {"container-save", 0, ArgKind::kRequired, kContainer},
+    {"container-env", 0, ArgKind::kRequired, kContainer},
+    {"container-entrypoint", 0, ArgKind::kNone, kContainerFlag},
+    {"container-writable", 0, ArgKind::kNone, kContainerFlag},
+    {"container-readonly", 0, ArgKind::kNone, kContainerFlag},
+    {"container-remap-root", 0, ArgKind::kNone, kContainerFlag},
+    {"no-container-remap-root", 0, ArgKind::kNone, kContainerFlag},
+    {"container-mount-home", 0, ArgKind::kNone, kContainerFlag},
+    {"no-container-mount-home", 0, ArgKind::kNone, kContainerFlag},
+    {"partition", 'p', ArgKind::kRequired, kPartition},
+    {"time", 't', ArgKind::kRequired, kTime},
+    {"account", 'A', ArgKind::kRequired, kAccount},
+    {"qos", 'q', ArgKind::kRequired, kQos},
+    {"constraint", 'C', ArgKind::kRequired, kConstraint},
+    {"reservation", 0, ArgKind::kRequired, kReservation},
+    {"dependency", 'd', ArgKind::kRequired, kDependency},
     {"gres", 0, ArgKind::kRequired, kGres},
     {"gpus-per-node", 0, ArgKind::kRequired, kGpusPerNode},
     {"gpus", 'G', ArgKind::kRequired, kGpus},
@@ -78,7 +168,47 @@ struct TrunArgs {
   uint64_t job_id = 0;
   bool label = false, kill_on_bad_exit = false, help = false, version = false;
   std::vector<std::string> argv;
+  // issue 19
+  IoSpec output, error, input;
+  bool error_given = false, append = false, allocate = false;
+  std::optional<std::string> export_spec, chdir;
+  std::string nodelist, exclude;  // -w/-x (trun_nodes.h)
+  int64_t wait_s = 0;           // --wait: 0 = wait for every task
+  BatchOptions job;             // the allocation's options (trun outside a job)
 };
+
+// trun options that are also options of the allocation trun makes outside a job.
+int JobOption(int id) {
+  switch (id) {
+    case kNtasks: return kOptNtasks;
+    case kPerNode: return kOptNtasksPerNode;
+    case kNodes: return kOptNodes;
+    case kCpus: return kOptCpusPerTask;
+    case kName: return kOptJobName;
+    case kGres: return kOptGres;
+    case kGpusPerNode: return kOptGpusPerNode;
+    case kGpus: return kOptGpus;
+    case kGpusPerTask: return kOptGpusPerTask;
+    case kNodelist: return kOptNodelist;
+    case kExclude: return kOptExclude;
+    case kMem: return kOptMem;
+    case kMemPerCpu: return kOptMemPerCpu;
+    case kMemPerGpu: return kOptMemPerGpu;
+    case kCpusPerGpu: return kOptCpusPerGpu;
+    case kExclusive: return kOptExclusive;
+    case kPartition: return kOptPartition;
+    case kTime: return kOptTime;
+    case kAccount: return kOptAccount;
+    case kQos: return kOptQos;
+    case kConstraint: return kOptConstraint;
+    case kReservation: return kOptReservation;
+    case kDependency: return kOptDependency;
+    case kChdir: return kOptChdir;
+    default: return 0;
+  }
+}
+
+Status ApplyIssue19Option(const ParsedOption& o, TrunArgs& a);
 
 Result<uint32_t> Count(const ParsedOption& o, bool zero_ok = false) {
   const std::string& v = *o.value;
@@ -121,7 +251,59 @@ Status ApplyOption(const ParsedOption& o, TrunArgs& a) {
     case kGres: case kGpusPerNode: case kGpus: case kGpusPerTask: return ApplyGpuOption(o, a);
     case kHelp: a.help = true; return Status::Ok();
     case kVersion: a.version = true; return Status::Ok();
-    default: return Status::Ok();  // -u, -v, --mpi, --cpu-bind: accepted, nothing to do
+    default: return ApplyIssue19Option(o, a);
+  }
+}
+
+// The options of issue 19 (srun's "inside jobs" options).
+Status ApplyIssue19Option(const ParsedOption& o, TrunArgs& a) {
+  switch (o.id) {
+    case kNodelist: a.nodelist = *o.value; return Status::Ok();
+    case kExclude: a.exclude = *o.value; return Status::Ok();
+    case kOutput: case kError: case kInput: {
+      auto spec = ParseIoSpec(o.name, *o.value);
+      if (!spec.ok()) return spec.status();
+      if (o.id == kOutput) a.output = *spec;
+      if (o.id == kError) a.error = *spec, a.error_given = true;
+      if (o.id == kInput && spec->kind == IoSpec::kTask)
+        return InvalidArgument("--input=" + *o.value + ": forwarding trun's stdin to a task is "
+                               "not supported; give a file (--input=FILE, with %t etc. for one "
+                               "file per task) or none");
+      if (o.id == kInput) a.input = *spec;
+      return Status::Ok();
+    }
+    case kOpenMode: {
+      std::string v = *o.value;
+      if (v != "append" && v != "truncate" && v != "a" && v != "t")
+        return InvalidArgument("invalid --open-mode value \"" + v + "\": expected append or truncate");
+      a.append = v[0] == 'a';
+      return Status::Ok();
+    }
+    case kExport: a.export_spec = *o.value; return Status::Ok();
+    case kWait: {
+      const std::string& v = *o.value;
+      if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
+        return InvalidArgument("invalid --wait value \"" + v + "\": expected seconds");
+      a.wait_s = std::stoll(v);
+      return Status::Ok();
+    }
+    case kChdir: a.chdir = *o.value; return Status::Ok();
+    case kMpi:
+      if (*o.value == "none" || *o.value == "list") return Status::Ok();
+      return InvalidArgument("--mpi=" + *o.value + ": Tessera provides no PMI-2/PMIx server "
+                             "for direct launch; use --mpi=none, or run mpirun inside the "
+                             "allocation (Open MPI starts its daemons with trun/srun)");
+    case kPty:
+      return InvalidArgument("--pty: a terminal on the node is not supported (trun does not "
+                             "forward stdin); for an interactive shell use talloc (salloc), "
+                             "whose shell runs with the allocation's SLURM_* variables");
+    case kHetGroup:
+      return InvalidArgument("--het-group: heterogeneous jobs are not supported by Tessera");
+    case kContainer: case kContainerFlag:
+      return InvalidArgument(o.name + ": steps cannot run in containers: no OCI runtime is "
+                             "configured for trun steps (pyxis/enroot and Slurm's OCI "
+                             "container options are not supported)");
+    default: return Status::Ok();  // -u, -v, --cpu-bind, --exact, ...: accepted
   }
 }
 
@@ -165,9 +347,10 @@ int TaskStatus(const v1::TaskOutput::Exit& e) {
 class StepRun {
  public:
   StepRun(CommandContext& ctx, TrunHooks& hooks, const TrunArgs& args,
-          const v1::CreateStepResponse& step)
-      : ctx_(ctx), hooks_(hooks), args_(args), step_(step),
-        output_(*ctx.out, *ctx.err, args.label, step.ntasks()) {}
+          const v1::CreateStepResponse& step, StepOutput& output,
+          std::map<std::string, std::string> env, std::map<uint32_t, std::string> inputs)
+      : ctx_(ctx), hooks_(hooks), args_(args), step_(step), output_(output),
+        env_(std::move(env)), inputs_(std::move(inputs)) {}
 
   // Connects to every node, runs, waits (a node that cannot be opened fails the step).
   void Run() {
@@ -183,7 +366,15 @@ class StepRun {
     if (hooks_.watch_signals) stop_signals = hooks_.watch_signals([this](int s) { OnSignal(s); });
     std::vector<std::thread> threads;
     for (size_t i = 0; i < clients_.size(); ++i) threads.emplace_back([this, i] { RunNode(i); });
+    std::thread waiter;  // --wait=S: S seconds after the first task ended, end the rest
+    if (args_.wait_s > 0) waiter = std::thread([this] { WaitLimit(); });
     for (auto& t : threads) t.join();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      nodes_done_ = true;
+    }
+    wait_cv_.notify_all();
+    if (waiter.joinable()) waiter.join();
     if (stop_signals) stop_signals();
     output_.FlushAll();
   }
@@ -225,6 +416,26 @@ class StepRun {
     Fail(ctx_, msg);
   }
 
+  // --wait: once a task ended, the others get args_.wait_s seconds.
+  void WaitLimit() {
+    std::unique_lock<std::mutex> lock(mu_);
+    wait_cv_.wait(lock, [&] { return nodes_done_ || first_exit_; });
+    if (nodes_done_) return;
+    if (wait_cv_.wait_for(lock, std::chrono::seconds(args_.wait_s), [&] {
+          return nodes_done_ || exits_.size() >= step_.ntasks();
+        }))
+      return;
+    lock.unlock();
+    *ctx_.err << ctx_.prog << ": error: first task exited " << args_.wait_s
+              << "s ago; terminating the remaining tasks of step " << args_.job_id << "."
+              << step_.step_id() << " (--wait)\n";
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      failed_ = true;
+    }
+    CancelAll();
+  }
+
   void CancelAll() {
     if (cancelling_.exchange(true)) return;
     for (auto& c : clients_) c->Cancel();
@@ -235,8 +446,12 @@ class StepRun {
     req.set_job_id(args_.job_id);
     req.set_step_id(step_.step_id());
     for (const auto& a : args_.argv) req.add_argv(a);
-    for (const auto& [k, v] : ctx_.env) (*req.mutable_env())[k] = v;
-    req.set_cwd(ctx_.cwd);
+    for (const auto& [k, v] : env_) (*req.mutable_env())[k] = v;
+    req.set_cwd(args_.chdir ? AbsolutePath(*args_.chdir, ctx_.cwd) : ctx_.cwd);
+    for (uint32_t rank : step_.nodes(static_cast<int>(i)).ranks()) {  // -i FILE
+      auto in = inputs_.find(rank);
+      if (in != inputs_.end()) (*req.mutable_task_input())[rank] = in->second;
+    }
     Status st = clients_[i]->RunTasks(req, [this](const v1::TaskOutput& m) { OnOutput(m); });
     if (st.ok() || st.code() == Code::kCancelled) return;
     if (cancelling_) return;  // the step is already being torn down
@@ -255,7 +470,9 @@ class StepRun {
     {
       std::lock_guard<std::mutex> lock(mu_);
       exits_[m.exit().rank()] = m.exit();
+      first_exit_ = true;
     }
+    wait_cv_.notify_all();
     if (bad && args_.kill_on_bad_exit && !cancelling_) {
       *ctx_.err << ctx_.prog << ": error: task " << m.exit().rank() << " exited with status "
                 << TaskStatus(m.exit()) << ": terminating the step (--kill-on-bad-exit)\n";
@@ -294,7 +511,11 @@ class StepRun {
   TrunHooks& hooks_;
   const TrunArgs& args_;
   const v1::CreateStepResponse& step_;
-  RankOutput output_;
+  StepOutput& output_;
+  std::map<std::string, std::string> env_;      // the tasks' environment (--export)
+  std::map<uint32_t, std::string> inputs_;      // rank -> stdin file (-i)
+  std::condition_variable wait_cv_;
+  bool nodes_done_ = false, first_exit_ = false;
   std::vector<std::unique_ptr<StepAgentApi>> clients_;
   std::atomic<bool> cancelling_{false};
   int64_t last_sigint_ms_ = -1;  // signal thread only
@@ -304,33 +525,183 @@ class StepRun {
   bool user_cancelled_ = false;
 };
 
+// srun's input environment variables (issue 19), used when the option is not given. Returned as
+// options placed before the command line's, so the command line wins.
+std::vector<std::string> EnvOptions(const std::map<std::string, std::string>& env, bool in_job) {
+  auto get = [&](const char* k) -> const std::string* {
+    auto it = env.find(k);
+    return it == env.end() || it->second.empty() ? nullptr : &it->second;
+  };
+  std::vector<std::string> out;
+  const std::pair<const char*, const char*> value_vars[] = {
+      {"SRUN_CPUS_PER_TASK", "--cpus-per-task"}, {"SLURM_CPUS_PER_TASK", "--cpus-per-task"},
+      {"SLURM_NTASKS_PER_NODE", "--ntasks-per-node"}, {"SLURM_WAIT", "--wait"},
+      {"SLURM_OPEN_MODE", "--open-mode"}, {"SRUN_OUTPUT", "--output"},
+      {"SRUN_ERROR", "--error"}, {"SRUN_INPUT", "--input"},
+      {"SRUN_EXPORT_ENV", "--export"}, {"SLURM_EXPORT_ENV", "--export"},
+      {"SLURM_MPI_TYPE", "--mpi"},
+  };
+  std::set<std::string> seen;
+  for (const auto& [var, opt] : value_vars) {
+    const std::string* v = get(var);
+    if (!v || !seen.insert(opt).second) continue;
+    out.push_back(std::string(opt) + "=" + *v);
+  }
+  if (const std::string* v = get("SLURM_KILL_BAD_EXIT"); v && *v != "0") out.push_back("-K");
+  if (get("SLURM_LABELIO")) out.push_back("-l");
+  if (!in_job) {  // the allocation's options: outside a job only (srun ignores them inside)
+    const std::pair<const char*, const char*> job_vars[] = {
+        {"SLURM_JOB_NAME", "--job-name"}, {"SLURM_PARTITION", "--partition"},
+        {"SLURM_ACCOUNT", "--account"}, {"SLURM_QOS", "--qos"},
+        {"SLURM_TIMELIMIT", "--time"}, {"SLURM_CONSTRAINT", "--constraint"},
+        {"SLURM_RESERVATION", "--reservation"},
+    };
+    for (const auto& [var, opt] : job_vars)
+      if (const std::string* v = get(var)) out.push_back(std::string(opt) + "=" + *v);
+  }
+  return out;
+}
+
 Result<TrunArgs> ParseTrunArgs(CommandContext& ctx) {
   auto parsed = ParseArgs(ctx.args, kSpecs, /*stop_at_positional=*/true);
   if (!parsed.ok()) return parsed.status();
+  bool in_job = ctx.env.count("SLURM_JOB_ID") && !ctx.env.at("SLURM_JOB_ID").empty();
+  for (const auto& o : parsed->options) in_job = in_job || o.id == kJobid;
+  auto from_env = ParseArgs(EnvOptions(ctx.env, in_job), kSpecs, /*stop_at_positional=*/true);
+  if (!from_env.ok()) return from_env.status();
   TrunArgs a;
-  for (const auto& o : parsed->options)
-    if (Status st = ApplyOption(o, a); !st.ok()) return st;
+  std::vector<ParsedOption> all;
+  bool ntasks_given = false;
+  for (const auto& o : parsed->options) ntasks_given = ntasks_given || o.id == kNtasks;
+  for (const auto& o : from_env->options)  // srun: an explicit -n wins over SLURM_NTASKS_PER_NODE
+    if (!(ntasks_given && o.id == kPerNode)) all.push_back(o);
+  size_t env_count = all.size();
+  all.insert(all.end(), parsed->options.begin(), parsed->options.end());
+  for (size_t i = 0; i < all.size(); ++i) {
+    const auto& o = all[i];
+    bool env_source = i < env_count;
+    if (Status st = ApplyOption(o, a); !st.ok())
+      return env_source ? InvalidArgument("from the environment: " + st.message()) : st;
+    if (int job_id = JobOption(o.id)) {
+      ParsedOption b = o;
+      b.id = job_id;
+      if (Status st = ApplyBatchOption(b, OptionSource::kCommandLine, ctx.now, a.job); !st.ok())
+        return st;
+    }
+  }
+  if (!a.error_given) a.error = a.output;  // srun: stderr follows --output
   a.argv = parsed->positionals;
   if (a.help || a.version) return a;
   if (a.argv.empty())
     return InvalidArgument("no command given (usage: trun [OPTIONS] command [args...])");
   if (a.job_id == 0) {
     auto it = ctx.env.find("SLURM_JOB_ID");
-    if (it == ctx.env.end() || it->second.empty())
-      return FailedPrecondition(
-          "no job allocation: SLURM_JOB_ID is not set (use trun inside a job, or --jobid)");
-    const std::string& v = it->second;
-    if (v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)
-      return InvalidArgument("SLURM_JOB_ID=\"" + v + "\" is not a job id");
-    a.job_id = std::stoull(v);
+    if (it == ctx.env.end() || it->second.empty()) {
+      a.allocate = true;  // outside a job: srun makes an allocation first
+    } else {
+      const std::string& v = it->second;
+      if (v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)
+        return InvalidArgument("SLURM_JOB_ID=\"" + v + "\" is not a job id");
+      a.job_id = std::stoull(v);
+    }
   }
   a.req.set_job_id(a.job_id);
-  if (a.req.name().empty()) {
-    std::string prog = a.argv[0];
-    size_t slash = prog.rfind('/');
-    a.req.set_name(slash == std::string::npos ? prog : prog.substr(slash + 1));
-  }
+  std::string prog = a.argv[0];
+  size_t slash = prog.rfind('/');
+  if (a.req.name().empty()) a.req.set_name(slash == std::string::npos ? prog : prog.substr(slash + 1));
+  if (!a.job.job_name) a.job.job_name = a.req.name();
   return a;
+}
+
+// The names -o/-e/-i patterns use: from the job's environment inside a job, from the
+// allocation outside one.
+IoNames PatternNames(CommandContext& ctx, const TrunArgs& a, uint32_t step_id,
+                     const v1::JobInfo* alloc) {
+  IoNames n;
+  n.job_id = a.job_id;
+  n.step_id = step_id;
+  n.cwd = ctx.cwd;
+  n.append = a.append;
+  n.user = ctx.names ? ctx.names->UserName(ctx.uid) : "";
+  auto env = [&](const char* k) -> std::string {
+    auto it = ctx.env.find(k);
+    return it == ctx.env.end() ? "" : it->second;
+  };
+  n.job_name = alloc ? alloc->spec().name() : env("SLURM_JOB_NAME");
+  std::string aj = env("SLURM_ARRAY_JOB_ID"), at = env("SLURM_ARRAY_TASK_ID");
+  if (!alloc && !aj.empty() && !at.empty() && aj.find_first_not_of("0123456789") == std::string::npos &&
+      at.find_first_not_of("0123456789") == std::string::npos && aj.size() < 19 && at.size() < 10) {
+    n.array_job_id = std::stoull(aj);
+    n.array_index = std::stoll(at);
+  }
+  return n;
+}
+
+// Creates the step in args.job_id, runs it and records its end; the exit status.
+int RunStep(CommandContext& ctx, TrunHooks& hooks, ControllerApi& api, TrunArgs& args,
+            const v1::JobInfo* alloc) {
+  auto env = BuildExportEnv(args.export_spec, ctx.env);
+  if (!env.ok()) return Fail(ctx, env.status().message());
+  if (alloc)  // the tasks see the allocation's SLURM_* variables, as in a batch job
+    for (const auto& [k, v] : AllocationEnv(*alloc, args.job, ctx.cwd)) (*env)[k] = v;
+  if (!args.nodelist.empty() || !args.exclude.empty()) {  // -w/-x: the first N of the job's nodes
+    v1::JobInfo job;
+    if (alloc) {
+      job = *alloc;
+    } else {
+      v1::GetJobRequest g;
+      g.set_job_id(args.job_id);
+      auto got = api.GetJob(g);
+      if (!got.ok()) return Fail(ctx, "cannot read job " + std::to_string(args.job_id) + ": " + got.status().message());
+      job = *got;
+    }
+    auto n = StepNodeCount(job, args.nodelist, args.exclude, args.req.nodes());
+    if (!n.ok()) return Fail(ctx, "cannot create a step in job " + std::to_string(args.job_id) + ": " + n.status().message());
+    args.req.set_nodes(*n);
+  }
+  auto step = api.CreateStep(args.req);
+  // The job's GPUs are held by its other steps: wait and retry, as srun does.
+  for (bool said = false; !step.ok() && step.status().code() == Code::kResourceExhausted;) {
+    if (!said)
+      *ctx.err << "trun: Job " << args.job_id << " step creation temporarily disabled, retrying ("
+               << step.status().message() << ")\n";
+    said = true;
+    if (hooks.sleep_ms) hooks.sleep_ms(500);
+    else std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    step = api.CreateStep(args.req);
+    if (step.ok())
+      *ctx.err << "trun: Step created for StepId=" << args.job_id << "." << step->step_id()
+               << "\n";
+  }
+  if (!step.ok())
+    return Fail(ctx, "cannot create a step in job " + std::to_string(args.job_id) + ": " +
+                         step.status().message());
+  if (step->nodes().empty())
+    return Fail(ctx, "the controller gave step " + std::to_string(args.job_id) + "." +
+                         std::to_string(step->step_id()) + " no nodes");
+  v1::CompleteStepRequest done;
+  done.set_job_id(args.job_id);
+  done.set_step_id(step->step_id());
+  IoNames names = PatternNames(ctx, args, step->step_id(), alloc);
+  auto output = StepOutput::Open(*ctx.out, *ctx.err, args.label, args.output, args.error, *step, names);
+  auto inputs = output.ok() ? TaskInputs(args.input, *step, names)
+                            : Result<std::map<uint32_t, std::string>>(output.status());
+  if (!output.ok() || !inputs.ok()) {  // nothing ran: the step failed
+    done.set_state(v1::FAILED);
+    done.set_exit_code(1);
+    (void)api.CompleteStep(done);
+    return Fail(ctx, output.ok() ? inputs.status().message() : output.status().message());
+  }
+  StepRun run(ctx, hooks, args, *step, **output, std::move(*env), std::move(*inputs));
+  run.Run();
+  int rc = run.ExitStatus(&done);
+  done.set_job_id(args.job_id);
+  done.set_step_id(step->step_id());
+  auto completed = api.CompleteStep(done);
+  if (!completed.ok())
+    Warn(ctx, "cannot record the end of step " + std::to_string(args.job_id) + "." +
+                  std::to_string(step->step_id()) + ": " + completed.status().message());
+  return rc;
 }
 
 }  // namespace
@@ -342,36 +713,16 @@ int RunTrunWith(CommandContext& ctx, TrunHooks& hooks) {
   if (args->version) return *ctx.out << VersionLine() << "\n", 0;
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());
-  auto step = (*api)->CreateStep(args->req);
-  // The job's GPUs are held by its other steps: wait and retry, as srun does.
-  for (bool said = false; !step.ok() && step.status().code() == Code::kResourceExhausted;) {
-    if (!said)
-      *ctx.err << "trun: Job " << args->job_id << " step creation temporarily disabled, retrying ("
-               << step.status().message() << ")\n";
-    said = true;
-    if (hooks.sleep_ms) hooks.sleep_ms(500);
-    else std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    step = (*api)->CreateStep(args->req);
-    if (step.ok())
-      *ctx.err << "trun: Step created for StepId=" << args->job_id << "." << step->step_id()
-               << "\n";
+  std::optional<v1::JobInfo> alloc;
+  if (args->allocate) {  // srun outside a job: an allocation first (trun_alloc.h)
+    auto job = CreateAllocation(ctx, **api, args->job, AllocStyle::kSrun);
+    if (!job.ok()) return Fail(ctx, job.status().message());
+    alloc = *job;
+    args->job_id = job->job_id();
+    args->req.set_job_id(args->job_id);
   }
-  if (!step.ok())
-    return Fail(ctx, "cannot create a step in job " + std::to_string(args->job_id) + ": " +
-                         step.status().message());
-  if (step->nodes().empty())
-    return Fail(ctx, "the controller gave step " + std::to_string(args->job_id) + "." +
-                         std::to_string(step->step_id()) + " no nodes");
-  StepRun run(ctx, hooks, *args, *step);
-  run.Run();
-  v1::CompleteStepRequest done;
-  int rc = run.ExitStatus(&done);
-  done.set_job_id(args->job_id);
-  done.set_step_id(step->step_id());
-  auto completed = (*api)->CompleteStep(done);
-  if (!completed.ok())
-    Warn(ctx, "cannot record the end of step " + std::to_string(args->job_id) + "." +
-                  std::to_string(step->step_id()) + ": " + completed.status().message());
+  int rc = RunStep(ctx, hooks, **api, *args, alloc ? &*alloc : nullptr);
+  if (alloc) ReleaseAllocation(ctx, **api, alloc->job_id(), AllocStyle::kSrun);
   return rc;
 }
 

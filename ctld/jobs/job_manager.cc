@@ -65,6 +65,16 @@ void JobManager::CommitBatch(Batch b, Done done) {
 
 namespace {
 
+// SLURM_ARRAY_TASK_STEP as Slurm sets it: the number after the first ':' of --array ("0-20:2"
+// -> 2), else 1.
+std::string ArrayTaskStep(const std::string& array) {
+  size_t colon = array.find(':');
+  if (colon == std::string::npos) return "1";
+  size_t end = array.find_first_not_of("0123456789", colon + 1);
+  std::string n = array.substr(colon + 1, end == std::string::npos ? std::string::npos : end - colon - 1);
+  return n.empty() || n.size() > 9 ? "1" : std::to_string(std::stoul(n));
+}
+
 // The element-specific part of an array element: ids, output names and SLURM_ARRAY_* variables.
 void MakeElement(JobRecord& r, JobPayload& p, uint64_t array_id, uint32_t index, const ArraySpec& a) {
   r.array_job_id = array_id;
@@ -79,6 +89,7 @@ void MakeElement(JobRecord& r, JobPayload& p, uint64_t array_id, uint32_t index,
       {"ARRAY_TASK_COUNT", std::to_string(a.indices.size())},
       {"ARRAY_TASK_MIN", std::to_string(a.indices.front())},
       {"ARRAY_TASK_MAX", std::to_string(a.indices.back())},
+      {"ARRAY_TASK_STEP", ArrayTaskStep(r.spec.array)},  // issue 19
   };
   for (const auto& [k, v] : vars) {
     EnvBlockSet(&p.env_block, std::string("SLURM_") + k, v);

@@ -341,6 +341,20 @@ RegisterInfo FromProto(const v1::Register& p) {
   return r;
 }
 
+// The job's SLURM_* variables only the controller knows (issue 19), added to the launch's
+// environment block: SLURM_JOB_QOS (Slurm's default QOS is "normal"), SLURM_JOB_START_TIME and,
+// with a time limit, SLURM_JOB_END_TIME (epoch seconds).
+void AddLaunchEnv(const JobRecord& r, v1::LaunchJob* out) {
+  const std::string& qos = r.spec.qos.str();
+  EnvBlockSet(out->mutable_env_block(), "SLURM_JOB_QOS", qos.empty() ? "normal" : qos);
+  if (r.start_time > 0) {
+    EnvBlockSet(out->mutable_env_block(), "SLURM_JOB_START_TIME", std::to_string(r.start_time));
+    if (r.time_limit_s > 0)
+      EnvBlockSet(out->mutable_env_block(), "SLURM_JOB_END_TIME",
+                  std::to_string(r.start_time + r.time_limit_s));
+  }
+}
+
 void ToLaunch(const JobRecord& r, const JobPayload& payload, int64_t kill_wait_s, v1::LaunchJob* out) {
   out->set_job_id(r.job_id);
   out->set_run(r.run);
@@ -365,6 +379,7 @@ void ToLaunch(const JobRecord& r, const JobPayload& payload, int64_t kill_wait_s
   out->set_submit_dir(r.spec.workdir);
   out->set_submit_host(r.submit_host);
   out->set_submit_time(r.submit_time);
+  AddLaunchEnv(r, out);  // issue 19: SLURM_JOB_QOS, SLURM_JOB_START_TIME, SLURM_JOB_END_TIME
 }
 
 void ToProto(const TopologyRecord& r, v1::TopologyRecord* out) {

@@ -1,7 +1,9 @@
 """submitit (from PyPI, unchanged) drives a real Tessera cluster through the Slurm command
 names installed by scripts/install-slurm-compat: it writes an sbatch script with #SBATCH lines
 (--signal, --open-mode, --wckey, ...), submits it with `sbatch`, polls
-`sacct -o JobID,State,NodeList --parsable2 -j ID`, and reads the pickled result the job wrote."""
+`sacct -o JobID,State,NodeList --parsable2 -j ID`, and reads the pickled result the job wrote.
+Its default settings run the function through `srun` (trun) inside the batch script (issue 19;
+more in test_compat_submitit.py)."""
 import os
 import subprocess
 
@@ -22,13 +24,9 @@ def slurm_names(tmp_path_factory):
     for name in ("sbatch", "squeue", "scancel", "sinfo", "scontrol", "sacct"):
         link = prefix / "bin" / name
         assert link.is_symlink(), name
-    # submitit refuses to start unless `srun` is in PATH, even with use_srun=False (it never runs
-    # it then). Tessera has no srun (trun) yet: a stand-in that records any call, so the test
-    # fails if submitit did run it.
-    srun = prefix / "bin" / "srun"
-    if not srun.exists():
-        srun.write_text(f"#!/bin/sh\necho \"$@\" >> {prefix}/srun-called\nexit 1\n")
-        srun.chmod(0o755)
+    # Issue 19: srun is trun; submitit runs its function through it (its default).
+    assert (prefix / "bin" / "srun").is_symlink()
+    submitit.slurm.slurm.SlurmJob.watcher.clear()  # process-wide; job ids restart per cluster
     return str(prefix / "bin")
 
 
@@ -42,8 +40,8 @@ def test_submitit_roundtrip(cluster, slurm_names, monkeypatch, tmp_path):
     folder = os.path.join(cluster.dir, "submitit")
     os.makedirs(folder, exist_ok=True)
     executor = submitit.AutoExecutor(folder=folder, cluster="slurm")
-    # No srun in Tessera yet: submitit then runs the function directly in the batch script.
-    executor.update_parameters(timeout_min=5, slurm_use_srun=False, slurm_partition="debug")
+    # submitit's defaults: the function runs through `srun --unbuffered --output ... --error ...`.
+    executor.update_parameters(timeout_min=5, slurm_partition="debug")
     job = executor.submit(add, 2, 40)
     assert int(job.job_id) > 0
     import time
@@ -61,7 +59,6 @@ def test_submitit_roundtrip(cluster, slurm_names, monkeypatch, tmp_path):
     p = cluster.run(["sacct", "-P", "-n", "-X", "-j", job.job_id, "-o", "JobID,State,ExitCode"],
                     env={"PATH": f"{slurm_names}:{BIN}:/usr/bin:/bin"})
     assert p.stdout.strip() == f"{job.job_id}|COMPLETED|0:0"
-    assert not os.path.exists(os.path.join(os.path.dirname(slurm_names), "srun-called"))
 
 
 def test_submitit_cancel(cluster, slurm_names, monkeypatch):
@@ -70,7 +67,7 @@ def test_submitit_cancel(cluster, slurm_names, monkeypatch):
     folder = os.path.join(cluster.dir, "submitit-cancel")
     os.makedirs(folder, exist_ok=True)
     executor = submitit.AutoExecutor(folder=folder, cluster="slurm")
-    executor.update_parameters(timeout_min=5, slurm_use_srun=False)
+    executor.update_parameters(timeout_min=5)
     import time
     job = executor.submit(time.sleep, 120)
     job.cancel(check=True)  # scancel JOBID

@@ -82,10 +82,12 @@ def test_trun_exit_code_is_the_worst_tasks(cluster):
     assert (state, code) == ("FAILED", "3:0")
 
 
-def test_trun_outside_a_job_says_so(cluster):
-    p = cluster.run(["trun", "hostname"], user="tessera-alice", check=False)
-    assert p.returncode == 1
-    assert "no job allocation: SLURM_JOB_ID is not set" in p.stderr
+def test_trun_outside_a_job_makes_an_allocation(cluster):
+    # Issue 19: as srun, trun outside a job first obtains an allocation, then runs the step.
+    p = cluster.run(["trun", "-n1", "bash", "-c", "echo job=$SLURM_JOB_ID"], user="tessera-alice",
+                    check=False, timeout=90)
+    assert p.returncode == 0, p.stderr
+    assert re.fullmatch(r"job=\d+\n", p.stdout), p.stdout
 
 
 def test_other_users_cannot_run_tasks_in_a_step(cluster, step_stubs):

@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 #include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -268,10 +271,12 @@ TEST_CASE("trun forwards signals and a second SIGINT within 1 s cancels", "[trun
 
 TEST_CASE("trun needs a job and a command, and names bad options", "[trun]") {
   TrunRun t;
-  t.cmd.env.erase("SLURM_JOB_ID");
+  t.cmd.env.erase("SLURM_JOB_ID");  // issue 19: outside a job trun asks for an allocation
+  t.cmd.ctld.SubmitJob_result = Status(Code::kInvalidArgument, "Invalid partition name specified");
   CHECK(t.Run({"hostname"}) == 1);
-  CHECK(t.cmd.err == "tcmd: error: no job allocation: SLURM_JOB_ID is not set (use trun inside "
-                     "a job, or --jobid)\n");
+  CHECK(t.cmd.err == "tcmd: error: cannot submit the allocation: Invalid partition name "
+                     "specified\n");
+  CHECK(t.cmd.ctld.SubmitJob_calls.size() == 1);
   CHECK(t.cmd.ctld.CreateStep_calls.empty());
   CHECK(t.Run({"--jobid=77", "-n", "3", "hostname"}) == 1);  // no task reported an exit: failed
   CHECK(t.cmd.ctld.CompleteStep_calls.back().state() == v1::FAILED);
@@ -338,6 +343,120 @@ TEST_CASE("trun --gres=gpu / --gpus* ask the step's GPUs, busy GPUs are waited f
   CHECK(big.Run({"--gpus-per-node=3", "true"}) == 1);
   CHECK(big.cmd.err.find("cannot create a step in job 42: step asks 3 GPUs on node it1 but job 42 "
                          "has 2 there") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::cli
+
+// ---- issue 19 (h19a) ------------------------------------------------------------------------
+namespace tessera::cli {
+namespace {
+
+using testing::CommandRun;
+namespace v1 = tessera::v1;
+
+TEST_CASE("trun outside a job obtains an allocation, runs the step in it and releases it",
+          "[trun][issue19]") {
+  TrunRun t;
+  t.cmd.env.erase("SLURM_JOB_ID");
+  t.cmd.ctld.SubmitJob_result.value().set_job_id(77);
+  v1::JobInfo job;
+  job.set_job_id(77);
+  job.set_state(v1::RUNNING);
+  job.set_nodelist("it[1-2]");
+  job.set_num_tasks(4);
+  job.mutable_spec()->set_name("hostname");
+  for (int i = 1; i <= 2; ++i) {
+    auto* a = job.add_alloc();
+    a->set_node("it" + std::to_string(i));
+    a->set_cpus(2);
+    a->set_tasks(2);
+  }
+  t.cmd.ctld.GetJob_result = job;
+  t.nodes["it1"]->script = {Exit(0, 0), Exit(1, 0)};
+  t.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
+  int rc = t.Run({"-N2", "-t", "5", "-p", "debug", "hostname"});
+  INFO(t.cmd.err);
+  CHECK(rc == 0);
+  REQUIRE(t.cmd.ctld.SubmitJob_calls.size() == 1);
+  const auto& spec = t.cmd.ctld.SubmitJob_calls[0].spec();
+  CHECK(spec.name() == "hostname");
+  CHECK(spec.nodes_min() == 2);
+  CHECK(spec.time_limit_s() == 300);
+  CHECK(spec.partition() == "debug");
+  CHECK(spec.stdout_pattern() == "/dev/null");
+  CHECK(spec.script().find("trap 'exit 0' USR2") != std::string::npos);
+  REQUIRE(t.cmd.ctld.CreateStep_calls.size() == 1);
+  CHECK(t.cmd.ctld.CreateStep_calls[0].job_id() == 77);
+  const auto& env = t.nodes["it1"]->runs.at(0).env();
+  CHECK(env.at("SLURM_JOB_ID") == "77");
+  CHECK(env.at("SLURM_JOB_NODELIST") == "it[1-2]");
+  CHECK(env.at("SLURM_JOB_CPUS_PER_NODE") == "2(x2)");
+  REQUIRE(t.cmd.ctld.CancelJob_calls.size() == 1);  // released: SIGUSR2 to the holder shell
+  CHECK(t.cmd.ctld.CancelJob_calls[0].signal() == SIGUSR2);
+  CHECK(t.cmd.ctld.CancelJob_calls[0].batch_only());
+  CHECK(t.cmd.ctld.CancelJob_calls[0].job_ids(0) == 77);
+}
+
+TEST_CASE("trun -o/-e write each task's output to its pattern's file", "[trun][issue19]") {
+  char dir_tmpl[] = "/tmp/trun-io-XXXXXX";
+  std::string dir = mkdtemp(dir_tmpl);
+  TrunRun t;
+  t.cmd.env["SLURM_JOB_NAME"] = "train";
+  t.nodes["it1"]->script = {Data(0, "a0\n"), Data(1, "a1\n"), Data(1, "e1\n", 2), Exit(0, 0), Exit(1, 0)};
+  t.nodes["it2"]->script = {Data(2, "a2\n"), Data(3, "a3\n"), Exit(2, 0), Exit(3, 0)};
+  int rc = t.Run({"-o", dir + "/%x-%j.%s-%t-%N.out", "-e", dir + "/err-%J", "true"});
+  INFO(t.cmd.err);
+  CHECK(rc == 0);
+  CHECK(t.cmd.out.empty());
+  auto read = [](const std::string& p) {
+    std::ifstream f(p);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  };
+  CHECK(read(dir + "/train-42.3-1-it1.out") == "a1\n");
+  CHECK(read(dir + "/train-42.3-3-it2.out") == "a3\n");
+  CHECK(read(dir + "/err-42.3") == "e1\n");
+  TrunRun u;  // --output=N: only that task's output reaches trun; none: nothing
+  u.nodes["it1"]->script = {Data(0, "zero\n"), Data(1, "one\n"), Exit(0, 0), Exit(1, 0)};
+  u.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
+  CHECK(u.Run({"--output=1", "true"}) == 0);
+  CHECK(u.cmd.out == "one\n");
+  CHECK(u.Run({"-i", dir + "/in-%t", "--export=NONE,X=1", "-D", "sub", "true"}) == 0);
+  const auto& run = u.nodes["it2"]->runs.back();
+  CHECK(run.task_input().at(3) == dir + "/in-3");
+  CHECK(run.env().at("X") == "1");
+  CHECK(run.env().count("PATH") == 0);
+  CHECK(run.cwd() == "/home/alice/work/sub");
+}
+
+TEST_CASE("trun reads srun's input variables and refuses what it cannot do", "[trun][issue19]") {
+  TrunRun t;
+  t.cmd.env["SLURM_CPUS_PER_TASK"] = "2";  // the -c of the batch job
+  t.cmd.env["SLURM_NTASKS_PER_NODE"] = "1";
+  CHECK(t.Run({"true"}) == 1);  // the fake nodes report no exits: failed, but the step was made
+  REQUIRE(t.cmd.ctld.CreateStep_calls.size() == 1);
+  CHECK(t.cmd.ctld.CreateStep_calls[0].cpus_per_task() == 2);
+  CHECK(t.cmd.ctld.CreateStep_calls[0].ntasks_per_node() == 1);
+  CHECK(t.Run({"-c", "1", "true"}) == 1);  // the command line wins
+  CHECK(t.cmd.ctld.CreateStep_calls.back().cpus_per_task() == 1);
+  for (std::string opt : {"--pty", "--het-group=1", "--container-image=x", "--mpi=pmi2",
+                          "--input=0", "--wait=x", "--open-mode=keep"}) {
+    TrunRun r;
+    CHECK(r.Run({opt, "true"}) == 1);
+    CHECK(r.cmd.ctld.CreateStep_calls.empty());
+    CHECK(r.cmd.err.rfind("tcmd: error: ", 0) == 0);
+  }
+  TrunRun a;  // accepted, nothing to do inside a job
+  v1::JobInfo job;
+  job.set_job_id(42);
+  job.add_alloc()->set_node("it1");
+  job.add_alloc()->set_node("it2");
+  a.cmd.ctld.GetJob_result = job;
+  a.Run({"--exact", "--overlap", "--exclusive", "--mem=1G", "--mem-per-cpu=100", "--cpu-bind=cores",
+         "--accel-bind=g", "-u", "-w", "it1", "-x", "it2", "true"});
+  REQUIRE(a.cmd.ctld.CreateStep_calls.size() == 1);
+  CHECK(a.cmd.ctld.CreateStep_calls[0].nodes() == 1);  // -w it1 -x it2: the first node
+  CHECK(a.cmd.err.find("unrecognized") == std::string::npos);
 }
 
 }  // namespace

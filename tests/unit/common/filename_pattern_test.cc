@@ -59,3 +59,36 @@ TEST_CASE("array codes are resolved per element and everything else is left for 
   CHECK(tessera::ExpandArrayCodes("", 40, 3) == "slurm-40_3.out");
   CHECK(tessera::ExpandArrayCodes("x%3a", 40, 3) == "x003");
 }
+
+namespace tessera {
+namespace {
+
+// Issue 19: every code of Slurm's filename pattern table.
+TEST_CASE("filename pattern: step, node, task, restart and array codes", "[filename_pattern]") {
+  FilenameVars b = Vars();  // the batch step
+  CHECK(ExpandFilenamePattern("w-%J.out", b, "") == "w-42.out");
+  CHECK(ExpandFilenamePattern("%s-%n-%t-%r", b, "") == "batch-0-0-0");
+  FilenameVars s = Vars();
+  s.step_id = 3;
+  s.node_id = 1;
+  s.task_id = 7;
+  s.restart_count = 2;
+  CHECK(ExpandFilenamePattern("w-%J.out", s, "") == "w-42.3.out");
+  CHECK(ExpandFilenamePattern("%s_%n_%t_%r", s, "") == "3_1_7_2");
+  CHECK(ExpandFilenamePattern("job%2j-%2t.out", s, "") == "job42-07.out");
+  CHECK(ExpandFilenamePattern("%3t", s, "") == "007");
+  FilenameVars a = Vars();
+  a.array_job_id = 40;
+  a.array_index = 13;
+  CHECK(ExpandFilenamePattern("%A_%a_%b", a, "") == "40_13_3");
+  CHECK(ExpandFilenamePattern("%b", Vars(), "") == "4");  // 4294967294 % 10, as Slurm
+  CHECK(ExpandArrayCodes("%A-%2b-%j", 40, 13) == "40-03-%j");
+}
+
+TEST_CASE("filename pattern: a backslash turns expansion off", "[filename_pattern]") {
+  CHECK(ExpandFilenamePattern("out\\%j-%t", Vars(), "/w") == "/w/out%j-%t");
+  CHECK(ExpandArrayCodes("a\\_%a", 40, 1) == "a\\_%a");
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,108 @@
+// Issue 19 (h19a), "inside jobs": scontrol show hostnames/hostlist/hostlistsorted, srun's
+// -o/-e/-i values, and the SLURM_* variables sbatch derives from its options.
+#include <catch2/catch.hpp>
+
+#include "cli/lib/batch_env.h"
+#include "cli/lib/batch_request.h"
+#include "cli/lib/hostlist_cmd.h"
+#include "cli/lib/trun_io.h"
+#include "cli/lib/trun_nodes.h"
+#include "common/env_block.h"
+#include "fake_controller.h"
+
+namespace tessera::cli {
+namespace {
+
+using testing::CommandRun;
+
+TEST_CASE("tcontrol show hostnames expands a list, by default $SLURM_JOB_NODELIST", "[issue19]") {
+  CommandRun c;
+  CHECK(c.Run(RunTcontrol, {"show", "hostnames", "n[01-03],gpu7"}) == 0);
+  CHECK(c.out == "n01\nn02\nn03\ngpu7\n");
+  c.env["SLURM_JOB_NODELIST"] = "it[1-2]";
+  CHECK(c.Run(RunTcontrol, {"show", "hostnames"}) == 0);
+  CHECK(c.out == "it1\nit2\n");
+  CHECK(c.connects == 0);  // answered without the controller
+  c.env.clear();
+  CHECK(c.Run(RunTcontrol, {"show", "hostnames"}) == 1);
+  CHECK(c.err.find("SLURM_JOB_NODELIST is not set") != std::string::npos);
+  CHECK(c.Run(RunTcontrol, {"show", "hostnames", "n[3-1]"}) == 1);
+  CHECK(c.err.find("invalid host list") != std::string::npos);
+}
+
+TEST_CASE("tcontrol show hostlist keeps order and duplicates; hostlistsorted sorts", "[issue19]") {
+  CommandRun c;
+  CHECK(c.Run(RunTcontrol, {"show", "hostlist", "tux2,tux1,tux2"}) == 0);
+  CHECK(c.out == "tux[2,1-2]\n");
+  CHECK(c.Run(RunTcontrol, {"show", "hostlistsorted", "tux2,tux1,tux2"}) == 0);
+  CHECK(c.out == "tux[1-2,2]\n");
+  c.files["/tmp/hosts"] = "b2\nb1 a10\n\na9\n";
+  CHECK(c.Run(RunTcontrol, {"show", "hostlistsorted", "/tmp/hosts"}) == 0);
+  CHECK(c.out == "a[9-10],b[1-2]\n");
+  c.stdin_text = "x3,x1";
+  CHECK(c.Run(RunTcontrol, {"show", "hostlist", "-"}) == 0);
+  CHECK(c.out == "x[3,1]\n");
+  CHECK(c.Run(RunTcontrol, {"show", "hostlist"}) == 1);
+  CHECK(SortHostnames({"n10", "n9", "m", "n09"}) == std::vector<std::string>{"m", "n9", "n09", "n10"});
+}
+
+TEST_CASE("srun -o/-e/-i values: all, none, a task id or a pattern", "[issue19]") {
+  CHECK(ParseIoSpec("--output", "all")->kind == IoSpec::kAll);
+  CHECK(ParseIoSpec("--output", "none")->kind == IoSpec::kNone);
+  auto t = ParseIoSpec("--output", "3");
+  CHECK((t->kind == IoSpec::kTask && t->task == 3));
+  auto f = ParseIoSpec("--output", "log-%t.txt");
+  CHECK((f->kind == IoSpec::kFile && f->pattern == "log-%t.txt"));
+  CHECK(!ParseIoSpec("--error", "").ok());
+}
+
+TEST_CASE("sbatch puts its options' SLURM_* variables into the job's environment", "[issue19]") {
+  BatchOptions o;
+  o.ntasks_per_node = 2;
+  o.cpus_per_task = 4;
+  o.mem_per_cpu_mib = 1000;
+  o.gpus_per_node = GpuRequest{"a100", 2};
+  o.dependency = "afterok:5";
+  o.export_spec = "NONE";
+  o.open_mode = "append";
+  tessera::v1::JobSpec spec;
+  SetBatchOptionEnv(o, &spec);
+  auto env = EnvBlockToMap(spec.env_block());
+  CHECK(env.at("SLURM_NTASKS_PER_NODE") == "2");
+  CHECK(env.at("SLURM_CPUS_PER_TASK") == "4");
+  CHECK(env.at("SLURM_MEM_PER_CPU") == "1000");
+  CHECK(env.at("SLURM_GPUS_PER_NODE") == "a100:2");
+  CHECK(env.at("SLURM_JOB_DEPENDENCY") == "afterok:5");
+  CHECK(env.at("SLURM_EXPORT_ENV") == "NONE");
+  CHECK(env.at("SLURM_OPEN_MODE") == "a");
+  CHECK(env.count("SLURM_GPUS") == 0);  // only what was asked
+  tessera::v1::JobSpec none;
+  SetBatchOptionEnv(BatchOptions{}, &none);
+  CHECK(none.env_block().empty());
+}
+
+TEST_CASE("srun -w/-x become the count of the job's first nodes", "[issue19]") {
+  tessera::v1::JobInfo job;
+  job.set_job_id(9);
+  for (const char* n : {"n1", "n2", "n3"}) job.add_alloc()->set_node(n);
+  CHECK(*StepNodeCount(job, "n1", "", 0) == 1);
+  CHECK(*StepNodeCount(job, "n[1-2]", "", 0) == 2);
+  CHECK(*StepNodeCount(job, "n2,n1", "", 0) == 2);  // the job's order, as Slurm
+  CHECK(*StepNodeCount(job, "n1", "", 2) == 2);     // -N2 -w n1: n1 and the next
+  CHECK(*StepNodeCount(job, "", "n3", 0) == 2);
+  CHECK(*StepNodeCount(job, "", "n[2-3]", 1) == 1);
+  auto outside = StepNodeCount(job, "n7", "", 0);
+  REQUIRE(!outside.ok());
+  CHECK(outside.status().message() ==
+        "Requested node configuration is not available: node n7 is not part of job 9 (n[1-3])");
+  auto skip = StepNodeCount(job, "n2", "", 0);
+  REQUIRE(!skip.ok());
+  CHECK(skip.status().message().find("a step on n2 is not supported yet") != std::string::npos);
+  CHECK(!StepNodeCount(job, "", "n1", 0).ok());
+  CHECK(!StepNodeCount(job, "n1", "n1", 0).ok());
+  CHECK(!StepNodeCount(job, "", "n[1-3]", 0).ok());
+  CHECK(!StepNodeCount(job, "n[1-2]", "", 1).ok());
+}
+
+}  // namespace
+}  // namespace tessera::cli
