@@ -40,6 +40,8 @@ RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set.
   -K, --kill-on-bad-exit[=0|1]  kill the step when a task exits non-zero
   -J, --job-name=NAME         name of the step (default: the command's name)
       --jobid=ID              run inside job ID (default: $SLURM_JOB_ID)
+      --reservation=NAME      accepted (a step runs in its job's allocation, which tbatch
+                              --reservation placed in the reservation)
   -u, --unbuffered            accepted (output is always passed through unbuffered)
   -v, --verbose               accepted for compatibility
   -h, --help                  show this help
@@ -67,6 +69,7 @@ const std::vector<OptionSpec> kSpecs = {
     {"version", 'V', ArgKind::kNone, kVersion},
     {"mpi", 0, ArgKind::kRequired, kIgnoredArg},
     {"cpu-bind", 0, ArgKind::kRequired, kIgnoredArg},
+    {"reservation", 0, ArgKind::kRequired, kIgnoredArg},  // the job's own (issue 17 §1)
     {"gres", 0, ArgKind::kRequired, kGres},
     {"gpus-per-node", 0, ArgKind::kRequired, kGpusPerNode},
     {"gpus", 'G', ArgKind::kRequired, kGpus},

@@ -77,13 +77,14 @@ struct JobSpec {
   uint32_t switches = 0;
   int64_t switches_wait_s = 0;
   uint32_t segment = 0;
+  SparseString reservation;     // --reservation (issue 17 §1); "" = none
 };
 BOOST_DESCRIBE_STRUCT(JobSpec, (),
                       (name, script, argv, workdir, stdout_pattern, stderr_pattern,
                        partition, qos, account, task_groups, gang_min, nodes_min, nodes_max,
                        time_limit_s, hold, requeue, comment, exclusive, constraint, nodelist,
                        exclude, nice, begin_time, dependency, array, switches, switches_wait_s,
-                       segment))
+                       segment, reservation))
 
 struct NodeAlloc {
   std::string node;
