@@ -37,6 +37,7 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
       tick_timer_(core->io()) {
   shared_cfg_ = cfg_;
   topology_ = BuildLiveTopology(*cfg_);  // issue 15: once per config
+  resv_ = std::make_unique<ReservationTable>(store);  // issue 17 §1: loaded by Start
 }
 
 Status Controller::Start(const Recovered& rec) {

@@ -7,7 +7,6 @@
 namespace tessera::ctld {
 
 void Controller::StartReservations(const Recovered& rec) {
-  resv_ = std::make_unique<ReservationTable>(store_);
   std::vector<std::string> notes;
   resv_->Load(rec, &notes);
   for (const auto& n : notes) Log("reservations: " + n);
