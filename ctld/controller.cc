@@ -38,10 +38,12 @@ Controller::Controller(std::shared_ptr<const ClusterConfig> cfg,
       tick_timer_(core->io()) {
   shared_cfg_ = cfg_;
   topology_ = BuildLiveTopology(*cfg_);  // issue 15: once per config
+  resv_ = std::make_unique<ReservationTable>(store);  // issue 17 §1: loaded by Start
 }
 
 Status Controller::Start(const Recovered& rec) {
   TESSERA_RETURN_IF_ERROR(StartAccounts(rec));  // the association store (issue 16)
+  StartReservations(rec);                        // issue 17 §1
   // Jobs that finished less than MinJobAge ago are listed (tqueue -t all) as before the restart.
   // An unreadable accounting row costs only its listing here (tacct still reads the table).
   auto recent = store_->RecentlyFinished(clock_->Now() - cfg_->min_job_age_s);
@@ -166,6 +168,7 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
       }
     }
   }
+  mine.reservations = resv_->all();  // issue 17 §1: --reservation exists, caller may use it
   TESSERA_RETURN_IF_ERROR(sched::CheckSubmit(snap, mine, *sched_cfg_, &Assocs().idx));
   return r;
 }
@@ -186,6 +189,7 @@ Controller::WhatIf Controller::WouldStart(const JobRecord& draft) {
   auto snap = SchedBridge::Snapshot(*cfg_, jobs_.jobs(), jobs_.active(), nodes_, now,
                                     [this](uint64_t id) { return jobs_.IsDurable(id); },
                                     topology_->snap);
+  snap.reservations = resv_->all();  // issue 17 §1
   sched::JobSnap probe = SchedBridge::ToSnap(draft);
   probe.id = UINT64_MAX;  // never a real job id
   probe.submit_time = now;
@@ -615,6 +619,7 @@ void Controller::RunCycle() {
   AdjustPreemptSnapshot(snap);  // issue 16 §4 (preemption.cc)
   for (uint64_t id : HoldOverPartitionTime(*cfg_, snap))  // issue 19: EnforcePartLimits=NO
     jobs_.SetReason(id, "PartitionTimeLimit");
+  snap.reservations = resv_->all();  // issue 17 §1
   if (sched_cfg_->weight_fairshare > 0) sched::FillFairshare(snap, *sched_cfg_, usage_.usage());
   auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
   stats_.jobs_backfilled += result.jobs_backfilled;
@@ -644,6 +649,7 @@ void Controller::RunCycle() {
 void Controller::Tick() {
   CheckNodes();
   PreemptTick();  // issue 16 §4: grace times, resumes
+  ExpireReservations();  // issue 17 §1
   jobs_.PurgeFinished(cfg_->min_job_age_s);
   // Scheduling cycles and RPC bursts free large transient buffers; give them back to the OS
   // so RSS tracks what the controller actually holds.

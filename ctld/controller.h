@@ -18,6 +18,7 @@
 #include "ctld/jobs/job_manager.h"
 #include "ctld/nodes/node_table.h"
 #include "ctld/preemption.h"
+#include "ctld/reservations.h"
 #include "ctld/sched_bridge.h"
 #include "ctld/sched_bridge_mig.h"
 #include "ctld/step_gpus.h"
@@ -200,8 +201,22 @@ class Controller {
   };
   std::vector<PriorityRow> Priorities();
   const sched::SchedConfig& sched_config() const { return *sched_cfg_; }
+  // --- reservations (controller_reservations.cc, issue 17 §1; contract in reservations.h) ---
+  // scontrol create/update reservation keys (times as epoch seconds); durable before they
+  // return, then live for the next cycle and for submissions. Admins (the RPC checks).
+  Result<sched::ReservationSnap> CreateReservation(const sched::ResvKeyValues& kv);
+  Result<sched::ReservationSnap> UpdateReservation(const sched::ResvKeyValues& kv);
+  // Refused while a job runs in it ("Reservation busy").
+  Status DeleteReservation(const std::string& name);
+  const std::vector<sched::ReservationSnap>& Reservations() const;
 
  private:
+  // --- reservations (controller_reservations.cc) ---
+  void StartReservations(const Recovered& rec);
+  // The cluster as a reservation request is checked against (nodes, partitions, running).
+  sched::ClusterSnapshot ResvCluster(int64_t now);
+  void ExpireReservations();  // from Tick
+  std::unique_ptr<ReservationTable> resv_;
   void RunCycle();
   void CheckNodes();
   void FailNodeJobs(NodeRuntime& n, const std::string& why);

@@ -89,6 +89,7 @@ sched::JobSnap SchedBridge::ToSnap(const JobRecord& j) {
   s.switches = j.spec.switches;  // topology (issue 15)
   s.switches_wait_s = SwitchWaitSeconds(j.spec);
   s.segment = j.spec.segment;
+  s.reservation = j.spec.reservation;  // issue 17 §1
   return s;
 }
 

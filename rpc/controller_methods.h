@@ -27,7 +27,11 @@
   X(ChangeAssoc, AssocRequest, AssocResponse)                   \
   X(ShowTopology, ShowTopologyRequest, ShowTopologyResponse)    \
   X(GetShares, GetSharesRequest, GetSharesResponse)             \
-  X(GetPriorities, GetPrioritiesRequest, GetPrioritiesResponse)
+  X(GetPriorities, GetPrioritiesRequest, GetPrioritiesResponse) \
+  X(CreateReservation, ReservationRequest, ReservationResponse)  \
+  X(UpdateReservation, ReservationRequest, ReservationResponse)  \
+  X(DeleteReservation, ReservationRequest, ReservationResponse)  \
+  X(ListReservations, ListReservationsRequest, ListReservationsResponse)
 
 // Declares `Result<pb::Resp> Name(const pb::Req&) override;` in a ControllerApi implementation.
 #define TESSERA_CONTROLLER_API_OVERRIDE(Name, Req, Resp) \

@@ -1,4 +1,5 @@
 #include "sim/engine.h"
+#include "sim/reservations.h"
 
 #include <algorithm>
 #include <chrono>
@@ -110,11 +111,22 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
   uint64_t used_gpu_mem = 0;
   run.first_submit = trace.empty() ? 0 : trace.front().submit;
   SimUsage usage(cfg);  // fair share (issue 16 §3): on with PriorityWeightFairshare > 0
-  while (next < trace.size() || !ends.empty() || !reconf_done.empty()) {
-    int64_t t = sched::kNever;
-    if (next < trace.size()) t = trace[next].submit;
+  // Reservations (issue 17 §1, sim/reservations.h): while jobs wait, a block's start or end is
+  // an instant too (a job may start then); not past 60 days after the last submission.
+  int64_t last_t = run.first_submit - 1;
+  int64_t resv_horizon = trace.empty() ? 0 : trace.back().submit + 60 * 86400;
+  auto resv_wake = [&] {
+    if (pending.empty() || cluster.reservations.empty()) return sched::kNever;
+    int64_t w = NextReservationBoundary(cluster, last_t);
+    return w > resv_horizon ? sched::kNever : w;
+  };
+  while (next < trace.size() || !ends.empty() || !reconf_done.empty() ||
+         resv_wake() != sched::kNever) {
+    int64_t t = resv_wake();
+    if (next < trace.size()) t = std::min(t, trace[next].submit);
     if (!ends.empty()) t = std::min(t, ends.top().first);
     if (!reconf_done.empty()) t = std::min(t, reconf_done.top().first);
+    last_t = t;
     usage.Advance(t, running);  // charges (last, t] before this instant's ends leave
     while (!reconf_done.empty() && reconf_done.top().first == t) {
       const sched::MigReconfig& r = reconfs[reconf_done.top().second];
@@ -145,6 +157,7 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
     snap.nodes = live.nodes;
     snap.partitions = cluster.partitions;
     snap.topology = cluster.topology;
+    snap.reservations = cluster.reservations;  // issue 17 §1
     for (size_t i : pending) snap.pending.push_back(run.jobs[i].snap);
     for (const auto& [id, r] : running) snap.running.push_back(r);
     usage.Fill(snap);

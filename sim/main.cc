@@ -6,6 +6,7 @@
 //               [--json out.json] [--svg out.svg]
 //               [--topology FILE --topology-plugin topology/tree|block | --gen-topology SPEC]
 //               [--topology-mode required|preferred] [--compare topo-aware,topo-blind]
+//               [--reservations FILE]   (issue 17 §1: sim/reservations.h)
 //   tessera-sim --openb-nodes openb_node_list_gpu_node.csv --emit-conf out.conf
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "sim/fairshare.h"
 #include "sim/mig.h"
 #include "sim/report.h"
+#include "sim/reservations.h"
 #include "sim/topology.h"
 
 using namespace tessera;
@@ -32,6 +34,7 @@ int Usage() {
                "          --gen-topology fat-tree:L,S|block:B] [--topology-mode required|preferred]\n"
                "         [--compare topo-aware,topo-blind]\n"
                "         [--accounts group|user|user-mod:N|qos] [--share-table SECONDS]\n"
+               "         [--reservations FILE]  (scontrol create lines; StartTime=+SECONDS)\n"
                "       tessera-sim --openb-nodes NODES.csv --emit-conf OUT.conf\n";
   return 2;
 }
@@ -134,6 +137,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const auto& w : topo_warnings) std::cerr << "tessera-sim: warning: " << w << "\n";
+  if (a.count("reservations")) {  // issue 17 §1: maintenance windows and other reservations
+    std::ifstream rf(a["reservations"]);
+    std::stringstream text;
+    text << rf.rdbuf();
+    Status st = rf ? sim::LoadReservations(text.str(), a["reservations"],
+                                           trace->empty() ? 0 : trace->front().submit, &cluster)
+                   : NotFound("cannot read " + a["reservations"]);
+    if (!st.ok()) { std::cerr << "tessera-sim: " << st.message() << "\n"; return 2; }
+  }
   const PartitionConfig* dp = cluster_cfg->DefaultPartition();
   std::string default_part = dp ? dp->name : (cluster.partitions.empty() ? "" : cluster.partitions[0].name);
   std::vector<std::string> names;

@@ -81,6 +81,24 @@ class ControllerApi {
     (void)req;
     return Status(Code::kUnimplemented, "GetPriorities is not implemented by " + Target());
   }
+  // Reservations (issue 17 §1). Default: kUnimplemented.
+  virtual Result<pb::ReservationResponse> CreateReservation(const pb::ReservationRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "CreateReservation is not implemented by " + Target());
+  }
+  virtual Result<pb::ReservationResponse> UpdateReservation(const pb::ReservationRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "UpdateReservation is not implemented by " + Target());
+  }
+  virtual Result<pb::ReservationResponse> DeleteReservation(const pb::ReservationRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "DeleteReservation is not implemented by " + Target());
+  }
+  virtual Result<pb::ListReservationsResponse> ListReservations(
+      const pb::ListReservationsRequest& req) {
+    (void)req;
+    return Status(Code::kUnimplemented, "ListReservations is not implemented by " + Target());
+  }
 };
 
 }  // namespace tessera::cli

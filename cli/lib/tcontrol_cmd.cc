@@ -4,6 +4,7 @@
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include "cli/lib/resv_view.h"
 #include "cli/lib/show_format.h"
 #include "cli/lib/slurm_compat.h"
 #include "cli/lib/hostlist_cmd.h"
@@ -30,6 +31,18 @@ Commands:
                                 ($TESSERA_CONF or /etc/tessera/tessera.conf), read by this
                                 command, not asked from the controller (no RPC for it yet)
   show qos | qos                the QoS defined by QOSName= lines of the local tessera.conf
+  show reservation [NAME]       advance reservations (as scontrol show reservation)
+  create reservation KEY=VALUE...
+                                a reservation (administrators): ReservationName=NAME
+                                StartTime=now|now+1hour|YYYY-MM-DDTHH:MM[:SS] Duration=TIME or
+                                EndTime=TIME, Nodes=HOSTLIST|ALL or NodeCnt=N [PartitionName=P],
+                                Users=a,b and/or Accounts=x,y, Flags=MAINT,IGNORE_JOBS,FLEX,
+                                DAILY,WEEKLY,HOURLY,OVERLAP; refused, changing nothing, when
+                                invalid or its nodes are busy (docs/admin-guide.md)
+  update reservation ReservationName=NAME KEY=VALUE...
+                                change one; Users=-NAME / Accounts=-NAME / Flags=-FLAG remove,
+                                Users=+NAME adds; also "update ReservationName=NAME ..."
+  delete reservation NAME       remove one (refused while jobs run in it)
   suspend JOBID[,JOBID...]      stop running jobs (administrators)
   resume JOBID[,JOBID...]       continue suspended jobs (a node name instead of job ids
                                 resumes nodes, see below)
@@ -227,6 +240,13 @@ int Show(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
   std::string what = ToLower(a.words[1]);
   if (what.size() > 1 && what.back() == 's') what.pop_back();  // jobs, nodes, partitions
   if (what == "topology") return ShowTopology(ctx, api, a);
+  if (std::string w = ToLower(a.words[1]);
+      IsReservationWord(w) || StartsWith(w, "reservationname=")) {  // issue 17 §1
+    std::string name = a.words.size() > 2 ? a.words[2] : "";
+    if (StartsWith(w, "reservationname=")) name = a.words[1].substr(a.words[1].find('=') + 1);
+    if (StartsWith(ToLower(name), "reservationname=")) name = name.substr(name.find('=') + 1);
+    return ShowReservations(ctx, api, name, a.oneliner);
+  }
   if (a.words.size() > 3) return Fail(ctx, "too many arguments for show " + what);
   if (what == "job") return ShowJobs(ctx, api, a);
   if (what == "node") return ShowNodes(ctx, api, a);
@@ -390,7 +410,7 @@ int UpdateNode(CommandContext& ctx, ControllerApi& api, const std::string& hosts
 
 int Update(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
   const auto& w = a.words;
-  if (w.size() < 2) return Fail(ctx, "update what? (job or node)");
+  if (w.size() < 2) return Fail(ctx, "update what? (job, node or reservation)");
   std::string first = ToLower(w[1]);
   std::string target;
   size_t kv_from = 2;
@@ -501,6 +521,9 @@ int Dispatch(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
   if (cmd == "hold") return JobAction(ctx, api, a, pb::UpdateJobRequest::HOLD);
   if (cmd == "release") return JobAction(ctx, api, a, pb::UpdateJobRequest::RELEASE);
   if (cmd == "requeue") return JobAction(ctx, api, a, pb::UpdateJobRequest::REQUEUE);
+  if (int rc = ReservationCommand(ctx, api, a.words); rc >= 0) return rc;  // issue 17 §1
+  if (cmd == "create" || cmd == "delete")
+    return Fail(ctx, cmd + ": only reservations can be " + cmd + "d (" + cmd + " reservation ...)");
   if (cmd == "update") return Update(ctx, api, a);
   if (cmd == "drain") return DrainOrResume(ctx, api, a, true);
   if (cmd == "resume") return DrainOrResume(ctx, api, a, false);
@@ -518,7 +541,7 @@ int Dispatch(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
 bool KnownCommand(const std::string& cmd) {
   static const char* kCommands[] = {"show", "hold", "release", "requeue", "update",
                                     "drain", "resume", "ping", "reconfigure", "suspend",
-                                    "sdiag", "qos", "backup"};
+                                    "sdiag", "qos", "backup", "create", "delete"};
   return std::any_of(std::begin(kCommands), std::end(kCommands),
                      [&](const char* c) { return cmd == c; });
 }

@@ -11,6 +11,7 @@
 #include "cli/lib/info_custom.h"
 #include "cli/lib/info_format.h"
 #include "cli/lib/slurm_compat.h"
+#include "cli/lib/resv_view.h"
 #include "cli/lib/text_util.h"
 
 namespace tessera::cli {
@@ -36,6 +37,8 @@ Show partitions and nodes, as sinfo does.
                               (. free, # allocated, X unhealthy, - on a drained/down node,
                               m/M MIG idle/in use), the job of each allocated GPU, MIG
                               layouts, then a summary
+  -T, --reservation           advance reservations: RESV_NAME STATE START_TIME END_TIME
+                              DURATION NODELIST (tcontrol show reservation has the details)
   -p, --partition=PARTITIONS  only these partitions (comma-separated)
   -t, --states=STATES         only nodes in these states (idle, mix, alloc, drng, drain, down,
                               fail, unk, or their long names; comma-separated)
@@ -50,7 +53,7 @@ Environment: TESSERA_CONF names the configuration file (default /etc/tessera/tes
 )";
 
 enum Opt { kNode = 1, kReasons, kPartition, kNoHeader, kHelp, kVersion, kGpus, kStates, kJson,
-           kFormat, kLong, kSummarize };
+           kFormat, kLong, kSummarize, kReservation };
 
 const std::vector<OptionSpec> kSpecs = {
     {"Node", 'N', ArgKind::kNone, kNode},
@@ -65,6 +68,7 @@ const std::vector<OptionSpec> kSpecs = {
     {"format", 'o', ArgKind::kRequired, kFormat},
     {"long", 'l', ArgKind::kNone, kLong},
     {"summarize", 's', ArgKind::kNone, kSummarize},
+    {"reservation", 'T', ArgKind::kNone, kReservation},  // issue 17 §1
 };
 
 // sinfo -t names -> the compact state names NodeStateCompact prints.
@@ -126,6 +130,7 @@ int RunTinfo(CommandContext& ctx) {
   InfoOptions opts;
   bool help = false, version = false, gpus = false, json = false, long_view = false,
        summarize = false;
+  bool reservations = false;
   std::string format;
   std::set<std::string> states;
   for (const auto& o : parsed->options) {
@@ -141,6 +146,7 @@ int RunTinfo(CommandContext& ctx) {
       case kFormat: format = *o.value; break;
       case kLong: long_view = true; break;
       case kSummarize: summarize = true; break;
+      case kReservation: reservations = true; break;
       case kStates: {
         auto st = ParseNodeStates(*o.value);
         if (!st.ok()) return Fail(ctx, st.status().message());
@@ -167,6 +173,7 @@ int RunTinfo(CommandContext& ctx) {
   }
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());
+  if (reservations) return PrintReservationTable(ctx, **api, opts.header);  // sinfo -T
   auto parts = (*api)->ListPartitions({});
   if (!parts.ok()) return Fail(ctx, parts.status().message());
   auto nodes = (*api)->ListNodes({});

@@ -80,13 +80,14 @@ struct JobSpec {
   // tessera-bridge (issue 18): the Kubernetes pod UIDs this job's tasks run, in rank order,
   // separated by spaces (JobSpec.k8s_pod_uids); set by root only, never updated.
   SparseString k8s_pod_uids;
+  SparseString reservation;     // --reservation (issue 17 §1); "" = none
 };
 BOOST_DESCRIBE_STRUCT(JobSpec, (),
                       (name, script, argv, workdir, stdout_pattern, stderr_pattern,
                        partition, qos, account, task_groups, gang_min, nodes_min, nodes_max,
                        time_limit_s, hold, requeue, comment, exclusive, constraint, nodelist,
                        exclude, nice, begin_time, dependency, array, switches, switches_wait_s,
-                       segment, k8s_pod_uids))
+                       segment, k8s_pod_uids, reservation))
 
 struct NodeAlloc {
   std::string node;

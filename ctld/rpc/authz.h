@@ -10,6 +10,7 @@
 //   UpdateJob SUSPEND/RESUME  admins
 //   Diagnostics, ShowTopology   anyone with a valid credential
 //   ShowAssoc            anyone with a valid credential (tacctmgr show)
+//   ListReservations     anyone with a valid credential; Create/Update/DeleteReservation admins
 //   UpdateNode, Reconfigure, ConfigureMig, Backup, ChangeAssoc   admins (root, the cluster user,
 //                        TesseraAdmins)
 //   NodeAgent.Connect    the cluster user (TesseraUser/SlurmUser) or root

@@ -107,6 +107,11 @@ class ControllerService final : public v1::Controller::Service {
   // Fair share (issue 16 §3; fairshare_service.cc): tshare, tprio.
   grpc::Status GetShares(grpc::ServerContext*, const v1::GetSharesRequest*, v1::GetSharesResponse*) override;
   grpc::Status GetPriorities(grpc::ServerContext*, const v1::GetPrioritiesRequest*, v1::GetPrioritiesResponse*) override;
+  // Reservations (issue 17 §1; reservation_service.cc): changes admins, listing anyone.
+  grpc::Status CreateReservation(grpc::ServerContext*, const v1::ReservationRequest*, v1::ReservationResponse*) override;
+  grpc::Status UpdateReservation(grpc::ServerContext*, const v1::ReservationRequest*, v1::ReservationResponse*) override;
+  grpc::Status DeleteReservation(grpc::ServerContext*, const v1::ReservationRequest*, v1::ReservationResponse*) override;
+  grpc::Status ListReservations(grpc::ServerContext*, const v1::ListReservationsRequest*, v1::ListReservationsResponse*) override;
 
  private:
   // Authenticates (munge over gRPC, SO_PEERCRED over the local socket) and authorizes.

@@ -76,6 +76,7 @@ void ToProto(const JobSpec& s, v1::JobSpec* p) {
   p->set_switches_wait_s(s.switches_wait_s);
   p->set_segment(s.segment);
   for (const auto& uid : SplitWords(s.k8s_pod_uids)) p->add_k8s_pod_uids(uid);
+  if (!s.reservation.empty()) p->set_reservation(s.reservation);
 }
 
 v1::NodeState NodeStateOf(const std::string& s) {
@@ -143,12 +144,11 @@ JobSpec FromProto(const v1::JobSpec& p) {
   std::string uids;
   for (const auto& uid : p.k8s_pod_uids()) uids += (uids.empty() ? "" : " ") + uid;
   s.k8s_pod_uids = uids;
+  s.reservation = p.reservation();  // checked at submit (sched::CheckSubmit)
   return s;
 }
 
 Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* warnings) {
-  if (!p.reservation().empty())
-    return InvalidArgument("Requested reservation is invalid: no reservation named " + p.reservation());
   if (p.gpu_min_mem_mib() != 0) {  // by need (sched/gpu_mem.h): per GPU unit of a GPU count
     bool gpus = false;
     for (const auto& g : p.task_groups()) gpus = gpus || g.per_task().gpus() || g.per_node().gpus();

@@ -11,7 +11,8 @@ namespace tessera::ctld::rpc {
 
 JobSpec FromProto(const v1::JobSpec& p);
 // Fields of a request that the controller cannot honour yet: an error for those that would
-// change the meaning of the job (a reservation that does not exist), a warning line for others.
+// change the meaning of the job, a warning line for others. (--reservation is honoured since
+// issue 17 §1: an unknown name is refused by sched::CheckSubmit.)
 Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* warnings);
 // `with_paths`: also resolve stdout/stderr paths (GetJob); lists leave them to the client.
 void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths = true);

@@ -69,6 +69,7 @@ class Placer {
   // Places as many tasks as it can (all-or-nothing per group when the gang is strict).
   uint32_t Run() {
     const JobSnap& js = *j_.snap;
+    if (!s_.resv().StartOk(j_.resv, start_)) return 0;  // issue 17 §1 (reservation.h)
     bool strict = j_.min_tasks >= j_.total_tasks;
     for (size_t gi = 0; gi < js.groups.size(); ++gi) {
       uint32_t placed = PlaceGroup(gi);
@@ -90,6 +91,7 @@ class Placer {
   }
   bool Eligible(const NodeRt& n) const {
     if (!n.usable || !s_.NodeOk(j_, n)) return false;
+    if (!s_.resv().Allows(j_.resv, n.index, start_, end_)) return false;  // reservation blocks
     if (alt_ >= 0 && !j_.constraint.Matches(n.features, alt_)) return false;
     return true;
   }
@@ -307,15 +309,33 @@ const std::string& ShapeKey(JobInfo& j) {
          ',' + g.per_task.share_model + ',' + g.per_node.share_model;
   for (const auto& n : js.nodelist) k += "|+" + n;
   for (const auto& n : js.exclude) k += "|-" + n;
+  if (!js.reservation.empty()) k += "|@" + js.reservation;  // issue 17 §1
   return k;
 }
 
 namespace {
 
+// Why a job that did not fit now waits, when reservations are part of the answer (issue 17
+// §1): it would fit but for a MAINT reservation its time limit crosses (a probe that ignores
+// MAINT blocks).
+std::string ResvWaitReason(Session& s, JobInfo& j) {
+  ResvView& rv = s.resv();
+  if (rv.empty() || !rv.MaintCrosses(j.resv, s.now(), s.now() + j.time_limit))
+    return "Resources";
+  rv.ignore_maint = true;
+  bool fits = PlaceNow(s, j, false, nullptr);
+  rv.ignore_maint = false;
+  return fits ? "ReqNodeNotAvail, Reserved for maintenance" : "Resources";
+}
+
 StartOutcome StartNowAs(Session& s, JobInfo& j, bool backfill) {
   std::string why = s.Allocatable(j);
   if (!why.empty()) {
     j.reason = why;
+    return StartOutcome::kLimited;
+  }
+  if (!s.resv().StartOk(j.resv, s.now())) {  // its reservation has not begun: blocks nobody
+    j.reason = "Reservation";
     return StartOutcome::kLimited;
   }
   bool topo = TopologyApplies(s, j);  // issue 15: gangs on a topology (topology_place.h)
@@ -330,6 +350,7 @@ StartOutcome StartNowAs(Session& s, JobInfo& j, bool backfill) {
     s.RememberFailure(key);
     j.reason = RequiredNodesDown(s, j) ? "ReqNodeNotAvail" : "Resources";
     if (topo && j.reason == "Resources") j.reason = TopologyWaitReason(s, j);
+    if (j.reason == "Resources") j.reason = ResvWaitReason(s, j);
     return StartOutcome::kNoResources;
   }
   j.stage = JobInfo::Stage::kStarted;
@@ -396,9 +417,14 @@ bool ReserveAs(Session& s, JobInfo& j) {
   size_t e = 0;
   while (e < events.size() && events[e].time <= s.now()) agg += events[e++].delta;
   if (reserve_at(s.now())) return true;
-  while (e < events.size() && tries <= s.config().bf_max_times) {
-    int64_t t = events[e].time;
+  // Reservation boundaries (issue 17 §1) are start times too: a block ends, or one begins.
+  std::vector<int64_t> bounds = s.resv().Boundaries(s.now() + 1, horizon);
+  size_t b = 0;
+  while ((e < events.size() || b < bounds.size()) && tries <= s.config().bf_max_times) {
+    int64_t t = std::min(e < events.size() ? events[e].time : kNever,
+                         b < bounds.size() ? bounds[b] : kNever);
     bool gain = false;
+    for (; b < bounds.size() && bounds[b] == t; ++b) gain = true;
     for (; e < events.size() && events[e].time == t; ++e) {
       agg += events[e].delta;
       gain |= events[e].delta.cpus > 0 || events[e].delta.gpus > 0;

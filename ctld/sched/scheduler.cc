@@ -4,6 +4,7 @@
 #include "ctld/sched/gpu_mem.h"
 #include "ctld/sched/gpu_share.h"
 #include "ctld/sched/queues.h"
+#include "ctld/sched/reservation.h"
 
 #include <algorithm>
 #include <memory>
@@ -149,6 +150,7 @@ Status CheckSatisfiable(const JobSnap& job, const ClusterSnapshot& empty) {
   j.array_job_id = 0;
   j.qos.clear();
   j.gang_min = 0;
+  j.reservation.clear();  // issue 17 §1: the probe has no reservations (checked by CheckSubmit)
   probe.pending = {j};
   SchedConfig cfg;
   cfg.actions = {"enqueue", "allocate"};
@@ -170,6 +172,16 @@ Status CheckSubmit(const JobSnap& job, const ClusterSnapshot& current, const Sch
     if (!d.ok()) return InvalidArgument("invalid dependency: " + d.status().message());
   }
   TESSERA_RETURN_IF_ERROR(CheckAssocSubmit(job, current, cfg, assocs));  // issue 16 (assoc.h)
+  if (!job.reservation.empty()) {  // issue 17 §1 (reservation.h)
+    auto r = std::find_if(current.reservations.begin(), current.reservations.end(),
+                          [&](const ReservationSnap& x) { return x.name == job.reservation; });
+    if (r == current.reservations.end())
+      return InvalidArgument("Requested reservation is invalid: no reservation named " + job.reservation);
+    if (!ResvAccess(*r, job.user, job.account))
+      return PermissionDenied("Access denied to requested reservation " + job.reservation +
+                              " (user " + job.user + ", account " +
+                              (job.account.empty() ? "(none)" : job.account) + ")");
+  }
   if (cfg.qos.empty()) return Status::Ok();
   const QosConfig* q = cfg.FindQos(job.qos);
   if (!q) return InvalidArgument("invalid qos specification: " + (job.qos.empty() ? cfg.default_qos : job.qos));

@@ -15,7 +15,7 @@ int64_t EffectiveLimit(const JobSnap& j, const PartitionSnap* p, const SchedConf
 }  // namespace
 
 Session::Session(const ClusterSnapshot& snap, const SchedConfig& cfg)
-    : snap_(snap), cfg_(cfg), state_(snap) {
+    : snap_(snap), cfg_(cfg), state_(snap), resv_(snap) {
   jobs_.resize(snap.pending.size());
   result_.decisions.resize(snap.pending.size());
   for (size_t i = 0; i < snap.pending.size(); ++i) {
@@ -45,6 +45,10 @@ Session::Session(const ClusterSnapshot& snap, const SchedConfig& cfg)
       else j.reason = "DependencyNeverSatisfied";
     }
     if (j.partition < 0 && j.reason.empty()) j.reason = "PartitionConfig";
+    if (!js.reservation.empty()) {  // issue 17 §1: a reservation deleted after the submit
+      j.resv = resv_.Find(js.reservation);
+      if (j.resv < 0 && j.reason.empty()) j.reason = "ReservationDeleted";
+    }
   }
 }
 

@@ -18,6 +18,7 @@
 #include "ctld/sched/constraint.h"
 #include "ctld/sched/decision.h"
 #include "ctld/sched/dependency.h"
+#include "ctld/sched/reservation.h"
 #include "ctld/sched/sched_config.h"
 #include "ctld/sched/snapshot.h"
 
@@ -38,6 +39,7 @@ struct JobInfo {
   Stage stage = Stage::kPending;
   std::string reason;
   std::string shape;           // memo key; built on first use
+  int resv = -1;               // issue 17 §1: its reservation in Session::resv(); -1 = none
 };
 
 using JobOrderFn = std::function<int(const JobInfo&, const JobInfo&)>;
@@ -58,6 +60,8 @@ class Session {
   const ClusterSnapshot& snapshot() const { return snap_; }
   const SchedConfig& config() const { return cfg_; }
   ClusterState& state() { return state_; }
+  // Advance reservations (issue 17 §1, reservation.h): which nodes a job may use when.
+  ResvView& resv() { return resv_; }
   int64_t now() const { return snap_.now; }
   std::vector<JobInfo>& jobs() { return jobs_; }
   Decision& decision(const JobInfo& j) { return result_.decisions[j.idx]; }
@@ -99,6 +103,7 @@ class Session {
   const ClusterSnapshot& snap_;
   const SchedConfig& cfg_;
   ClusterState state_;
+  ResvView resv_;
   std::vector<JobInfo> jobs_;
   CycleResult result_;
   std::vector<JobOrderFn> job_order_;

@@ -149,6 +149,8 @@ struct JobSnap {
   int64_t switches_wait_s = 0;   // ...waiting at most this long after eligible_time, then relax
   uint32_t segment = 0;          // --segment=N (block): placed in segments of N nodes, each in
                                  // one block; 0 = not asked
+  // --- reservations (issue 17 §1; reservation.h) ---
+  std::string reservation;       // --reservation=NAME; "" = none
 };
 
 struct PartitionSnap {
@@ -222,6 +224,21 @@ struct TopologySnap {
   std::vector<int32_t> node_leaf;     // per snapshot node: leaf switch or block index; -1 none
 };
 
+// An advance reservation (issue 17 §1, Slurm's scontrol create reservation; reservation.h).
+// [start, end) is its first occurrence; DAILY/WEEKLY/HOURLY repeat it every period from there.
+// Only jobs that name it (JobSnap::reservation) may use its nodes during an occurrence; they
+// must start inside one, on its nodes (FLEX lifts both rules for them).
+struct ReservationSnap {
+  std::string name;
+  int64_t start = 0;
+  int64_t end = 0;
+  std::vector<std::string> nodes;     // expanded names
+  std::vector<std::string> users;     // who may use it (names)
+  std::vector<std::string> accounts;  // ...or jobs of these accounts
+  uint32_t flags = 0;                 // ResvFlag bits (reservation.h)
+  std::string partition;              // PartitionName= ("" = none)
+};
+
 struct ClusterSnapshot {
   int64_t now = 0;
   std::shared_ptr<const TopologySnap> topology;  // null = flat
@@ -230,6 +247,7 @@ struct ClusterSnapshot {
   std::vector<JobSnap> pending;
   std::vector<RunningSnap> running;
   std::vector<FinishedSnap> finished;
+  std::vector<ReservationSnap> reservations;  // issue 17 §1 (reservation.h)
 };
 
 }  // namespace tessera::sched

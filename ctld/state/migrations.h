@@ -61,6 +61,11 @@ inline const std::vector<const char*>& Migrations() {
       CREATE TABLE assoc_usage (account TEXT NOT NULL, user TEXT NOT NULL, usage TEXT NOT NULL,
                                 PRIMARY KEY (account, user));
       )sql",
+      // 8: advance reservations (issue 17 §1, ctld/reservations.h): one JSON record per
+      // reservation (name, times, nodes, users, accounts, flags, partition).
+      R"sql(
+      CREATE TABLE reservations (name TEXT PRIMARY KEY, record TEXT NOT NULL);
+      )sql",
   };
   return kMigrations;
 }

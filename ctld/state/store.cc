@@ -126,6 +126,14 @@ void Batch::DeleteAssoc(const std::string& kind, const std::string& name) {
   ops_.push_back({Kind::kAssocDelete, 0, kind, name, 0, 0, {}, {}, {}});
 }
 
+void Batch::PutReservation(const std::string& name, std::string record) {
+  ops_.push_back({Kind::kResvPut, 0, name, std::move(record), 0, 0, {}, {}, {}});
+}
+
+void Batch::DeleteReservation(const std::string& name) {
+  ops_.push_back({Kind::kResvDelete, 0, name, "", 0, 0, {}, {}, {}});
+}
+
 void Batch::PutUsage(const UsageRow& u) {
   ops_.push_back({Kind::kUsage, 0, u.account, u.user, 0, 0, {}, {}, {}});
   char buf[64];
@@ -278,6 +286,9 @@ Result<Recovered> Store::Load() {
   Stmt as(rdb_, "SELECT value FROM meta WHERE key='assoc_config_seen'");
   if (as.ok() && as.Step() == SQLITE_ROW) out.assoc_config_seen = as.Text(0);
   TESSERA_RETURN_IF_ERROR(LoadUsage(&out));
+  Stmt rv(rdb_, "SELECT name, record FROM reservations ORDER BY name");  // issue 17 §1
+  if (!rv.ok()) return rv.Error("load reservations");
+  while (rv.Step() == SQLITE_ROW) out.reservations.emplace_back(rv.Text(0), rv.Text(1));
   out.created = created_;
   return out;
 }
@@ -385,6 +396,18 @@ Status Store::ApplyBatch(const Batch& b) {
         Stmt s(wdb_, Cached("DELETE FROM assoc WHERE kind=? AND name=?"));
         s.Bind(1, op.a).Bind(2, op.b);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "delete association"));
+        break;
+      }
+      case Batch::Kind::kResvPut: {
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO reservations(name, record) VALUES(?,?)"));
+        s.Bind(1, op.a).Bind(2, op.b);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "write reservation"));
+        break;
+      }
+      case Batch::Kind::kResvDelete: {
+        Stmt s(wdb_, Cached("DELETE FROM reservations WHERE name=?"));
+        s.Bind(1, op.a);
+        TESSERA_RETURN_IF_ERROR(StepDone(s, "delete reservation"));
         break;
       }
       case Batch::Kind::kUsage: {

@@ -33,7 +33,7 @@
 
 namespace tessera::ctld {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // The persisted part of a node's state (migration 4): set by UpdateNode, loaded at start.
 // A row with neither drain nor down set means "as the node reports" (resumed).
@@ -103,6 +103,9 @@ class Batch {
   void DeleteAssoc(const std::string& kind, const std::string& name);
   // Fair share (issue 16 §3): an association's usage (insert or replace).
   void PutUsage(const UsageRow& u);
+  // Reservations (issue 17 §1): insert or replace one (record = JSON), or delete it.
+  void PutReservation(const std::string& name, std::string record);
+  void DeleteReservation(const std::string& name);
   // Adds the writes of `other` after these.
   void Append(Batch other);
   bool empty() const { return ops_.empty(); }
@@ -113,7 +116,8 @@ class Batch {
   enum class Kind {
     kPutJob, kArchiveJob, kEvent, kMeta, kPayload, kStep, kNode, kGpuDrain, kGpuResume,
     kAssocPut, kAssocDelete,  // acct helper
-    kUsage  // fair share (issue 16 §3)
+    kUsage,  // fair share (issue 16 §3)
+    kResvPut, kResvDelete  // reservations (issue 17 §1)
   };
   struct Op {
     Kind kind;
@@ -140,6 +144,8 @@ struct Recovered {
   // Fair share (issue 16 §3): usage rows and meta usage_last_charge / usage_last_reset (0: none).
   std::vector<UsageRow> usage;
   int64_t usage_last_charge = 0, usage_last_reset = 0;
+  // Reservations (migration 8, issue 17 §1): (name, JSON record), in name order.
+  std::vector<std::pair<std::string, std::string>> reservations;
   bool created = false;  // Open() made a new state (absent file, or init_state)
 };
 

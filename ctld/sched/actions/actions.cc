@@ -67,7 +67,9 @@ class AllocateAction : public Action {
 
 bool Retryable(const std::string& reason) {
   return reason.empty() || reason == "Priority" || reason == "Resources" || reason == "ReqNodeNotAvail" ||
-         reason == "Topology";  // issue 15: TopologyMode=required (topology_place.h)
+         reason == "Topology" ||  // issue 15: TopologyMode=required (topology_place.h)
+         reason == "Reservation" ||  // issue 17 §1 (reservation.h)
+         reason == "ReqNodeNotAvail, Reserved for maintenance";
 }
 
 class BackfillAction : public Action {

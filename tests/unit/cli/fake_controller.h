@@ -42,6 +42,10 @@ class FakeController final : public ControllerApi {
   FAKE_RPC(CompleteStep, CompleteStepRequest, CompleteStepResponse)
   FAKE_RPC(GetShares, GetSharesRequest, GetSharesResponse)              // issue 16 §3
   FAKE_RPC(GetPriorities, GetPrioritiesRequest, GetPrioritiesResponse)  // issue 16 §3
+  FAKE_RPC(CreateReservation, ReservationRequest, ReservationResponse)  // issue 17 §1
+  FAKE_RPC(UpdateReservation, ReservationRequest, ReservationResponse)
+  FAKE_RPC(DeleteReservation, ReservationRequest, ReservationResponse)
+  FAKE_RPC(ListReservations, ListReservationsRequest, ListReservationsResponse)
 #undef FAKE_RPC
 };
 
@@ -138,6 +142,10 @@ struct CommandRun {
     FWD(CompleteStep, CompleteStepRequest, CompleteStepResponse)
     FWD(GetShares, GetSharesRequest, GetSharesResponse)              // issue 16 §3
     FWD(GetPriorities, GetPrioritiesRequest, GetPrioritiesResponse)  // issue 16 §3
+    FWD(CreateReservation, ReservationRequest, ReservationResponse)  // issue 17 §1
+    FWD(UpdateReservation, ReservationRequest, ReservationResponse)
+    FWD(DeleteReservation, ReservationRequest, ReservationResponse)
+    FWD(ListReservations, ListReservationsRequest, ListReservationsResponse)
 #undef FWD
    private:
     FakeController& f_;

@@ -81,6 +81,7 @@ Status Parser::Line(int no, const std::string& raw) {
   if (k == "job") return Job(w, false);
   if (k == "group") return Job(w, true);
   if (k == "running") return Running(w);
+  if (k == "resv") { sc_.resv_lines.emplace_back(no, s.substr(s.find("resv") + 4)); return Status::Ok(); }
   if (k == "topology") return ScenarioTopologyLine(sc_, s.substr(s.find("topology") + 8), sc_.file + ":" + std::to_string(no));
   if (auto fs = FairshareScenarioLine(w, sc_); !fs.ok() || *fs)  // fair share (issue 16)
     return fs.ok() ? Status::Ok() : Err(fs.status().message());
@@ -97,7 +98,8 @@ Status Parser::Line(int no, const std::string& raw) {
     if (w.size() < 2) return Err("expect KIND ...");
     Expect e{w[1], 0, {}, no};
     size_t i = 2;
-    if (e.kind != "config_error" && !TopologyExpectHasNoJob(e.kind) && !QueueExpectHasNoJob(e.kind)) {
+    if (e.kind != "config_error" && !TopologyExpectHasNoJob(e.kind) && !QueueExpectHasNoJob(e.kind) &&
+        !ResvExpectHasNoJob(e.kind)) {
       if (w.size() < 3) return Err("expect " + e.kind + " needs a job id");
       auto n = Num(w[2], "job id");
       if (!n.ok()) return n.status();
@@ -239,6 +241,7 @@ Status Parser::Job(const std::vector<std::string>& w, bool group) {
     else if (key == "constraint") j.constraint = v;
     else if (key == "dep") j.dependency = v;
     else if (key == "hold") j.hold_reason = v;
+    else if (key == "resv") j.reservation = v;  // issue 17 §1
     else if (key == "exclusive") j.exclusive = true;
     else if (key == "nodelist" || key == "exclude") {
       auto h = ExpandHostlist(v);
@@ -330,6 +333,7 @@ Result<Scenario> ParseScenario(const std::string& path) {
   for (int no = 1; std::getline(in, line); ++no) TESSERA_RETURN_IF_ERROR(p.Line(no, line));
   TESSERA_RETURN_IF_ERROR(p.Finish());
   TESSERA_RETURN_IF_ERROR(FinishScenarioTopology(p.scenario()));
+  TESSERA_RETURN_IF_ERROR(FinishScenarioResv(p.scenario()));
   return std::move(p.scenario());
 }
 

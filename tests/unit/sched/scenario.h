@@ -43,6 +43,9 @@ struct Scenario {
   // --- queues (issue 16 §2; scenario_queues.cc): "cycles N [step=S]" ---
   int queue_cycles = 0;
   int64_t queue_step = 60;
+  // --- reservations (issue 17 §1; scenario_resv.cc) ---
+  std::vector<std::pair<int, std::string>> resv_lines;  // (line, "create|update|delete ...")
+  std::vector<std::string> resv_errors;                 // "line N: message" of refused lines
 };
 
 Result<Scenario> ParseScenario(const std::string& path);
@@ -68,6 +71,17 @@ bool CheckTopologyExpect(const Scenario& s, const Expect& e, const CycleResult& 
                          std::string* why);
 // Runs the scenario; returns one message per unmet expectation ("file:line: ...").
 std::vector<std::string> RunScenario(const Scenario& s);
+// --- reservations (issue 17 §1; scenario_resv.cc) ---
+// After the last line: applies the "resv create|update|delete" lines in order through
+// ParseResvRequest / ApplyResvRequest; a refused line's error is kept in resv_errors.
+Status FinishScenarioResv(Scenario& sc);
+// Whether `kind` is a reservation expectation without a job id (resv, resv_error).
+bool ResvExpectHasNoJob(const std::string& kind);
+// Checks "expect resv NAME key=value..." and "expect resv_error TEXT"; false when `e` is
+// neither. `why` = "" when met.
+bool CheckResvExpect(const Scenario& s, const Expect& e, std::string* why);
+// Refused resv lines that no "expect resv_error" names (each one a failure).
+std::vector<std::string> UnexpectedResvErrors(const Scenario& s);
 // acct helper: "expect assoc ID key=value..." (scenario_assoc.cc); "" = met.
 std::string CheckAssocExpect(const Expect& e, const JobSnap& job, const SchedConfig& cfg);
 

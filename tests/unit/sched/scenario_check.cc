@@ -68,6 +68,7 @@ std::string CheckOne(const Scenario& s, const Expect& e, const CycleResult& r, c
   std::string preempt_why = CheckPreemptExpect(e, r, &preempt_kind);
   if (preempt_kind) return preempt_why;
   if (std::string why; CheckTopologyExpect(s, e, r, &why)) return why;
+  if (std::string why; CheckResvExpect(s, e, &why)) return why;  // issue 17 §1
   if (std::string fs = CheckFairshareExpect(s, e); fs != "?") return fs;  // issue 16
   if (std::string q = CheckQueueExpect(s, e, r, cfg); q != "?") return q;  // issue 16 §2
   const JobSnap* job = nullptr;
@@ -92,7 +93,7 @@ std::string CheckOne(const Scenario& s, const Expect& e, const CycleResult& r, c
   }
   if (e.kind == "pending") {
     if (started) return "expected pending " + Join(e.args) + got;
-    if (!e.args.empty() && d->reason != e.args[0]) return "expected reason " + e.args[0] + got;
+    if (!e.args.empty() && d->reason != Join(e.args)) return "expected reason " + Join(e.args) + got;
     return "";
   }
   if (e.kind == "reserve") {
@@ -175,6 +176,7 @@ std::vector<std::string> RunScenario(const Scenario& given) {
     std::string why = CheckOne(s, e, r, *cfg);
     if (!why.empty()) errors.push_back(where(e.line) + why);
   }
+  for (const auto& m : UnexpectedResvErrors(s)) errors.push_back(s.file + ": " + m);
   return errors;
 }
 
