@@ -66,7 +66,6 @@ std::string MoreValue(const std::string& field, const pb::JobInfo& job, const Id
   if (field == "ReqTRES") return TresOf(job);
   if (field == "Reservation") return spec.reservation();
   if (field == "SubmitLine") return CommandOf(job);
-  if (field == "Suspended") return "00:00:00";
   if (field == "TimelimitRaw") {
     int64_t l = TimeLimitOf(job);
     return l < 0 ? "UNLIMITED" : l == 0 ? "Partition_Limit" : std::to_string(l / 60);
@@ -82,6 +81,12 @@ std::string Value(const std::string& field, const pb::JobInfo& job, const IdName
   if (field == "AllocCPUS") return started ? std::to_string(CpuCount(job)) : "0";
   if (field == "AllocTRES") return started ? TresOf(job) : "";
   if (field == "Elapsed") return SacctSecs(ElapsedSeconds(job, now));
+  if (field == "Suspended") {  // issue 16 §4: this run's suspended time, the open one included
+    int64_t sus = job.suspended_s();
+    if (job.suspend_time() > 0 && job.state() == pb::SUSPENDED)
+      sus += std::max<int64_t>(0, now - job.suspend_time());
+    return SacctSecs(sus);
+  }
   if (field == "ElapsedRaw") return std::to_string(ElapsedSeconds(job, now));
   if (field == "End") return Date(job.end_time());
   if (field == "ExitCode")
@@ -175,6 +180,10 @@ std::vector<pb::JobInfo> WithSteps(const std::vector<pb::JobInfo>& jobs,
     out.push_back(job);
     for (const auto& s : steps) {
       if (s.job_id() != job.job_id()) continue;
+      // A requeued job (tacct -D rows, issue 16 §4): each run row gets the steps of its run.
+      if (job.requeue_count() > 0 && s.start_time() > 0 &&
+          (s.start_time() < job.start_time() || (job.end_time() > 0 && s.start_time() > job.end_time())))
+        continue;
       pb::JobInfo row = job;
       row.set_array_job_id(0);
       row.set_array_task_str(std::to_string(s.job_id()) + "." + std::to_string(s.step_id()));

@@ -182,6 +182,8 @@ void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths) {
   out->set_expected_start_time(r.expected_start);
   out->set_array_job_id(r.array_job_id);
   out->set_array_task_id(r.array_task_id);
+  if (r.suspended_s) out->set_suspended_s(r.suspended_s);  // issue 16 §4: sacct Suspended
+  if (r.suspend_time) out->set_suspend_time(r.suspend_time);
 }
 
 void ToProto(const GpuState& g, v1::GpuDevice* p) {
