@@ -16,7 +16,7 @@ constexpr Entry kEntries[] = {
     {JobState::kFailed, "FAILED", "F"},        {JobState::kTimeout, "TIMEOUT", "TO"},
     {JobState::kNodeFail, "NODE_FAIL", "NF"},  {JobState::kPreempted, "PREEMPTED", "PR"},
     {JobState::kOutOfMemory, "OUT_OF_MEMORY", "OOM"}, {JobState::kBootFail, "BOOT_FAIL", "BF"},
-    {JobState::kDeadline, "DEADLINE", "DL"},
+    {JobState::kDeadline, "DEADLINE", "DL"},   {JobState::kRequeued, "REQUEUED", "RQ"},
 };
 
 bool IEq(std::string_view a, std::string_view b) {

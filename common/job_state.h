@@ -21,11 +21,12 @@ enum class JobState : int {
   kOutOfMemory = 11,
   kBootFail = 12,
   kDeadline = 13,
+  kRequeued = 220,  // an earlier run of a requeued job (tacct -D rows only; issue 16 §4)
 };
 
 // "PENDING", "RUNNING", ... as Slurm prints them.
 const char* JobStateName(JobState s);
-// "PD", "R", "CG", "CD", "CA", "F", "TO", "NF", "PR", "OOM", "S", "BF", "DL".
+// "PD", "R", "CG", "CD", "CA", "F", "TO", "NF", "PR", "OOM", "S", "BF", "DL", "RQ".
 const char* JobStateCode(JobState s);
 // True for states a job never leaves (completed, failed, cancelled, ...).
 bool IsFinished(JobState s);

@@ -250,7 +250,8 @@ void Controller::RecoverPreemptions() {
   int64_t now = clock_->Now();
   for (const auto& [id, j] : jobs_.jobs()) {
     bool suspended = j.State() == JobState::kSuspended;
-    if (!suspended && !(j.State() == JobState::kRunning && j.requeue_requested)) continue;
+    bool ending = j.State() == JobState::kRunning && (j.requeue_requested || j.preempt_kill_at);
+    if (!suspended && !ending) continue;
     auto ev = store_->EventsForJob(id);
     if (!ev.ok()) continue;
     const JobEvent* last = nullptr;  // the preemption of the current run, if not undone
@@ -271,7 +272,13 @@ void Controller::RecoverPreemptions() {
     if (suspended) {
       nodes_.Release(j);  // lent again, as before the restart
     } else {
-      v.kill_at = std::max<int64_t>(1, std::min(now, last->time + v.grace_time));
+      // The durable grace deadline (older records: the event's time + grace time); a passed
+      // one is due at the next tick.
+      v.kill_at = j.preempt_kill_at ? j.preempt_kill_at
+                                    : std::max<int64_t>(1, last->time + v.grace_time);
+      if (v.kill_at > now)
+        Log("job " + std::to_string(id) + ": its GraceTime runs on until " +
+            std::to_string(v.kill_at) + " after the restart");
     }
     preempt_.victims[id] = v;
     Log("job " + std::to_string(id) + ": preemption (" + v.mode + ") for job " +

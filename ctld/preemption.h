@@ -22,9 +22,9 @@
 //    no longer fits there it is left to the scheduler.
 // After a ctld restart (RecoverPreemptions, from each job's last `preempted` event since its
 // last start/resume): a preempt-suspended job is lent and held again and resumed when its
-// preemptor is over; a REQUEUE victim still running is cancelled at the end of its grace time
-// (at once if that has passed). Lost: a CANCEL victim still in its grace time (no durable mark
-// in its record) runs on; the preemptor's planned place (it is scheduled as any pending job;
+// preemptor is over; a CANCEL or REQUEUE victim still running is cancelled at the end of its
+// grace time (JobRecord::preempt_kill_at, the durable deadline; at once if that has passed).
+// Lost: the preemptor's planned place (it is scheduled as any pending job;
 // its REQUEUE victims are `preempted_for` it, so their resources are held for it).
 #include <cstdint>
 #include <map>

@@ -44,7 +44,8 @@ sched::RunningSnap ToRunning(const JobRecord& j) {
   r.partition = j.partition;
   r.array_job_id = j.array_job_id;
   r.start_time = j.start_time;
-  r.end_time = j.time_limit_s < 0 ? sched::kNever : j.start_time + j.time_limit_s;
+  // Suspended time does not count toward the limit (noded pushes the deadline on resume).
+  r.end_time = j.time_limit_s < 0 ? sched::kNever : j.start_time + j.time_limit_s + j.suspended_s;
   for (const auto& a : j.alloc)
     r.nodes.push_back({a.node, a.cpus, a.mem_mib,
                        static_cast<uint32_t>(a.gpu_indices.size() + a.mig_uuids.size()),

@@ -245,6 +245,9 @@ JobStatus Supervise(const Supervision& s) {
   int64_t deadline = l.time_limit_s() > 0 ? start + l.time_limit_s() * 1000 : -1;
   int64_t grace_ms = std::max<int64_t>(0, l.kill_wait_s()) * 1000;
   int64_t kill_at = -1;
+  // Suspended (SIGSTOP from ctld) since this time, -1 = not: as in Slurm, suspended time does
+  // not count toward the time limit; the deadline moves by it on resume (issue 16 §4).
+  int64_t suspended_at = -1;
   JobState ending = JobState::kUnspecified;
   std::string job = "JOB " + std::to_string(l.job_id()) + " ON " + s.opts.node.node_name;
   auto escalate = [&](JobState why, const std::string& banner) {
@@ -260,7 +263,7 @@ JobStatus Supervise(const Supervision& s) {
   bool exited = false;
   while (!exited) {
     int64_t now = MonoMs();
-    if (deadline >= 0 && now >= deadline)
+    if (deadline >= 0 && suspended_at < 0 && now >= deadline)
       escalate(JobState::kTimeout, job + " CANCELLED AT " + IsoNow() + " DUE TO TIME LIMIT");
     if (kill_at >= 0 && now >= kill_at) {
       Say(s.opts, "grace period over: SIGKILL to the job");
@@ -269,7 +272,7 @@ JobStatus Supervise(const Supervision& s) {
       kill_at = -1;
     }
     int64_t next = kill_at;
-    if (ending == JobState::kUnspecified && deadline >= 0) next = deadline;
+    if (ending == JobState::kUnspecified && deadline >= 0 && suspended_at < 0) next = deadline;
     int timeout = next < 0 ? -1 : static_cast<int>(std::max<int64_t>(0, next - now));
     pollfd p{s.sfd, POLLIN, 0};
     ::poll(&p, 1, timeout);
@@ -287,6 +290,11 @@ JobStatus Supervise(const Supervision& s) {
       } else if (si.ssi_signo == SIGTERM) {
         escalate(JobState::kCancelled, job + " CANCELLED AT " + IsoNow());
       } else if (si.ssi_signo == SIGUSR1) {
+        if (sig == SIGSTOP && suspended_at < 0) suspended_at = MonoMs();
+        if (sig == SIGCONT && suspended_at >= 0) {
+          if (deadline >= 0) deadline += MonoMs() - suspended_at;
+          suspended_at = -1;
+        }
         if ((sig == SIGSTOP || sig == SIGCONT) && FreezeCgroup(s, sig == SIGSTOP)) {
           // suspended / resumed with the cgroup freezer (issue 16 §4)
         } else if (sig > 0 && sig < NSIG) {

@@ -10,6 +10,7 @@
 
 #include "sim/fairshare.h"
 #include "sim/mig.h"
+#include "sim/preempt.h"
 
 namespace tessera::sim {
 namespace {
@@ -71,6 +72,19 @@ void Apply(Live& live, const std::vector<sched::NodePlacement>& p, bool take) {
   }
 }
 
+// Whether `p` is free now on the live nodes (a preemptor's planned place, a resumed victim).
+bool Fits(const Live& live, const std::vector<sched::NodePlacement>& p) {
+  for (const auto& np : p) {
+    const sched::NodeSnap& n = live.nodes[live.index.at(np.node)];
+    if (n.cpus_free < np.cpus || n.mem_free < np.mem_mib) return false;
+    for (const auto& g : n.gpus)
+      if (g.mig_uuid.empty() && !g.free &&
+          std::count(np.gpu_indices.begin(), np.gpu_indices.end(), g.index))
+        return false;
+  }
+  return true;
+}
+
 int64_t PhysicalGpus(const sched::NodeSnap& n) {
   std::set<uint32_t> idx;
   for (const auto& g : n.gpus) idx.insert(g.index);
@@ -111,6 +125,54 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
   uint64_t used_gpu_mem = 0;
   run.first_submit = trace.empty() ? 0 : trace.front().submit;
   SimUsage usage(cfg);  // fair share (issue 16 §3): on with PriorityWeightFairshare > 0
+  // Starts job `i` at `t` on `placement` (a scheduler decision or a preemptor's planned place).
+  auto start_job = [&](size_t i, const std::vector<sched::NodePlacement>& placement, int64_t t) {
+    SimJob& j = run.jobs[i];
+    j.start = t;
+    j.end = t + std::min(j.trace.runtime, j.snap.time_limit);
+    j.cpus = j.gpus = 0;
+    j.nodes.clear();
+    sched::RunningSnap r{j.snap.id, j.snap.name, j.snap.user, j.snap.account, j.snap.qos, j.snap.partition, 0, t, t + j.snap.time_limit, {}};
+    for (const auto& p : placement) {
+      auto units = static_cast<uint32_t>(p.gpu_indices.size() + p.mig_uuids.size());
+      r.nodes.push_back({p.node, p.cpus, p.mem_mib, units});
+      j.cpus += p.cpus;
+      j.gpus += static_cast<uint32_t>(p.gpu_indices.size());  // whole GPUs only
+      j.nodes.push_back(static_cast<uint32_t>(live.index.at(p.node)));
+    }
+    used_gpus += j.gpus, used_cpus += j.cpus;
+    used_gpu_mem += j.gpu_mem_mib;
+    Apply(live, placement, true);
+    placements[j.snap.id] = placement;
+    running[j.snap.id] = std::move(r);
+    ends.push({j.end, i});
+  };
+  // Preemption (issue 16 §4, sim/preempt.h): what it may do to the live nodes and running jobs
+  // besides starts and ends (hold or give back resources, suspend, resume).
+  SimPreempt pre(run);
+  SimPreempt::LiveOps apply_live;
+  apply_live.take = [&](const std::vector<sched::NodePlacement>& p, bool take) { Apply(live, p, take); };
+  apply_live.fits = [&](const std::vector<sched::NodePlacement>& p) { return Fits(live, p); };
+  apply_live.placement = [&](uint64_t id) { return placements[id]; };
+  apply_live.leave = [&](size_t i) {  // the job stops holding its allocation (end, suspend)
+    SimJob& j = run.jobs[i];
+    Apply(live, placements[j.snap.id], false);
+    running.erase(j.snap.id);
+    used_gpus -= j.gpus, used_cpus -= j.cpus;
+    used_gpu_mem -= j.gpu_mem_mib;
+  };
+  apply_live.resume = [&](size_t i, int64_t end) {  // a suspended job takes its allocation back
+    SimJob& j = run.jobs[i];
+    Apply(live, placements[j.snap.id], true);
+    sched::RunningSnap r{j.snap.id, j.snap.name, j.snap.user, j.snap.account, j.snap.qos, j.snap.partition, 0, j.start, end, {}};
+    for (const auto& p : placements[j.snap.id])
+      r.nodes.push_back({p.node, p.cpus, p.mem_mib, static_cast<uint32_t>(p.gpu_indices.size() + p.mig_uuids.size())});
+    running[j.snap.id] = std::move(r);
+    used_gpus += j.gpus, used_cpus += j.cpus;
+    used_gpu_mem += j.gpu_mem_mib;
+    j.end = end;
+    ends.push({end, i});
+  };
   // Reservations (issue 17 §1, sim/reservations.h): while jobs wait, a block's start or end is
   // an instant too (a job may start then); not past 60 days after the last submission.
   int64_t last_t = run.first_submit - 1;
@@ -135,14 +197,20 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
     }
     while (!ends.empty() && ends.top().first == t) {
       SimJob& j = run.jobs[ends.top().second];
+      size_t ended = ends.top().second;
       ends.pop();
+      if (t != j.end || !running.count(j.snap.id)) continue;  // moved by a preemption (sim/preempt.h)
       Apply(live, placements[j.snap.id], false);
       placements.erase(j.snap.id);
       running.erase(j.snap.id);
       used_gpus -= j.gpus, used_cpus -= j.cpus;
       used_gpu_mem -= j.gpu_mem_mib;
       run.last_end = std::max(run.last_end, t);
+      if (pre.Ended(j, ended)) pending.push_back(ended);  // a REQUEUE victim pends again
     }
+    // Preemptors whose victims are gone start on their planned place; suspended victims whose
+    // preemptor is over resume (issue 16 §4, sim/preempt.h).
+    pre.AfterEnds(t, start_job, apply_live, pending);
     for (; next < trace.size() && trace[next].submit == t; ++next) {
       const sched::JobSnap& js = run.jobs[next].snap;
       Status st = sched::CheckSatisfiable(js, empty);
@@ -160,6 +228,7 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
     snap.reservations = cluster.reservations;  // issue 17 §1
     for (size_t i : pending) snap.pending.push_back(run.jobs[i].snap);
     for (const auto& [id, r] : running) snap.running.push_back(r);
+    pre.AdjustSnapshot(snap);
     usage.Fill(snap);
     auto t0 = std::chrono::steady_clock::now();
     sched::CycleResult res = sched::RunCycle(snap, cfg, reg);
@@ -176,24 +245,11 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
         still.push_back(i);
         continue;
       }
-      SimJob& j = run.jobs[i];
-      j.start = t;
-      j.end = t + std::min(j.trace.runtime, j.snap.time_limit);
-      sched::RunningSnap r{j.snap.id, j.snap.name, j.snap.user, j.snap.account, j.snap.qos, j.snap.partition, 0, t, t + j.snap.time_limit, {}};
-      for (const auto& p : d.placement) {
-        auto units = static_cast<uint32_t>(p.gpu_indices.size() + p.mig_uuids.size());
-        r.nodes.push_back({p.node, p.cpus, p.mem_mib, units});
-        j.cpus += p.cpus;
-        j.gpus += static_cast<uint32_t>(p.gpu_indices.size());  // whole GPUs only
-        j.nodes.push_back(static_cast<uint32_t>(live.index.at(p.node)));
-      }
-      used_gpus += j.gpus, used_cpus += j.cpus;
-      used_gpu_mem += j.gpu_mem_mib;
-      Apply(live, d.placement, true);
-      placements[j.snap.id] = d.placement;
-      running[j.snap.id] = std::move(r);
-      ends.push({j.end, i});
+      start_job(i, d.placement, t);
     }
+    pending = std::move(still);
+    pre.Apply(res.preemptions, t, [&](size_t i, int64_t at) { ends.push({at, i}); }, apply_live,
+              start_job, pending);
     for (const auto& r : res.mig_reconfigs) {
       MigLive::Begin(live.nodes[live.index.at(r.node)], r);
       reconfs.push_back(r);
@@ -220,7 +276,6 @@ SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& defaul
           qs.allocated[at[res.queues[k].parent]] += qs.allocated[k];
       run.queue_samples.push_back(std::move(qs));
     }
-    pending = std::move(still);
     run.samples.push_back({t, run.total_gpus ? double(used_gpus) / double(run.total_gpus) : 0,
                            run.total_cpus ? double(used_cpus) / double(run.total_cpus) : 0, pending.size(),
                            run.total_gpu_mem_mib ? double(used_gpu_mem) / double(run.total_gpu_mem_mib) : 0});

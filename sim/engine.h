@@ -3,9 +3,10 @@
 // instant are applied, one scheduling cycle runs: a ClusterSnapshot is built from the live
 // nodes, the pending queue and the running jobs (with their expected end = start + time limit)
 // and handed to the same tessera_sched RunCycle ctld calls. Starts are applied at once; a job
-// ends at start + min(runtime, time limit). Virtual time only; the one wall-clock reading is the
+// ends at start + min(runtime, time limit) (preemption: sim/preempt.h). Virtual time only; the one wall-clock reading is the
 // cycle-time measurement, which never feeds back into decisions, so schedules are reproducible.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct SimJob {
   uint64_t gpu_mem_mib = 0;     // useful GPU memory while running (sim/mig.h)
   std::string rejected;   // CheckSatisfiable's message when rejected at submit
   std::vector<uint32_t> nodes;  // issue 15: the nodes it ran on (index in the cluster's nodes)
+  // Issue 16 §4 (sim/preempt.h): the mode of its last preemption ("" = none), its requeues and
+  // its suspended seconds (its end was pushed by them).
+  std::string preempted;
+  uint32_t requeues = 0;
+  int64_t suspended_s = 0;
 };
 
 struct Sample {
@@ -51,6 +57,7 @@ struct SimRun {
     std::vector<int64_t> guarantee, deserved, allocated;
   };
   std::vector<QueueSample> queue_samples;
+  std::map<std::string, uint64_t> preemptions;  // issue 16 §4: victims per mode (CANCEL, ...)
 };
 
 // `cluster` holds nodes, partitions and the topology (no jobs); every cycle's snapshot gets the

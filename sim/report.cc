@@ -42,7 +42,7 @@ Metrics Compute(const SimRun& run) {
     if (!j.rejected.empty()) { ++m.rejected; continue; }
     if (j.start < 0) { ++m.never_started; continue; }
     ++m.started;
-    double wait = double(j.start - j.trace.submit), ran = double(j.end - j.start);
+    double wait = double(j.start - j.trace.submit), ran = double(j.end - j.start - j.suspended_s);
     waits.push_back(wait);
     slow.push_back(std::max(1.0, (wait + ran) / std::max(ran, 10.0)));
     jct.push_back(double(j.end - j.trace.submit));
@@ -59,6 +59,7 @@ Metrics Compute(const SimRun& run) {
       m.gpu_mem_util = mem_s / (double(run.total_gpu_mem_mib) * double(m.makespan));
   }
   m.mig_reconfigs = run.mig_reconfigs;
+  m.preemptions = run.preemptions;
   m.wait_mean = Mean(waits);
   m.wait_p50 = Quantile(waits, 0.5);
   m.wait_p95 = Quantile(waits, 0.95);
@@ -95,6 +96,14 @@ void PrintTable(std::ostream& out, const std::vector<Metrics>& runs) {
     row("GPU-mem utilization %", [](const Metrics& m) { return 100 * std::max(0.0, m.gpu_mem_util); }, 2);
     row("MIG reconfigurations", [](const Metrics& m) { return double(m.mig_reconfigs); }, 0);
   }
+  std::map<std::string, bool> modes;  // issue 16 §4
+  for (const auto& m : runs)
+    for (const auto& [mode, n] : m.preemptions) modes[mode] = true;
+  for (const auto& [mode, any] : modes)
+    row("preempted " + mode, [&](const Metrics& m) {
+      auto it = m.preemptions.find(mode);
+      return it == m.preemptions.end() ? 0.0 : double(it->second);
+    }, 0);
   row("wait mean s", [](const Metrics& m) { return m.wait_mean; }, 0);
   row("wait p50 s", [](const Metrics& m) { return m.wait_p50; }, 0);
   row("wait p95 s", [](const Metrics& m) { return m.wait_p95; }, 0);
@@ -129,6 +138,9 @@ void PrintJson(std::ostream& out, const std::vector<Metrics>& runs) {
         << "}, \"account_share\": {";
     size_t k = 0;
     for (const auto& [a, s] : m.account_share) out << (k++ ? ", " : "") << "\"" << Esc(a) << "\": " << s;
+    out << "}, \"preemptions\": {";
+    k = 0;
+    for (const auto& [mode, n] : m.preemptions) out << (k++ ? ", " : "") << "\"" << mode << "\": " << n;
     out << "}}";
   }
   out << "]}\n";

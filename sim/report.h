@@ -7,6 +7,8 @@
 //  - bounded slowdown = max(1, (wait + run) / max(run, 10 s)), mean
 //  - job completion time = end - submit, mean
 //  - per-account share of the allocated GPU-seconds (CPU-seconds when the cluster has no GPUs)
+//  - preemptions per mode (CANCEL, REQUEUE, SUSPEND; printed when any run preempted); a
+//    suspended job's run time excludes its suspended time; a requeued job counts its last run
 //  - makespan = last end - first submit; scheduler cycle time (mean, p99) in ms (wall clock)
 #include <map>
 #include <ostream>
@@ -29,6 +31,7 @@ struct Metrics {
   double cycle_mean_ms = 0, cycle_p99_ms = 0;
   size_t cycles = 0;
   std::map<std::string, double> account_share;
+  std::map<std::string, uint64_t> preemptions;  // issue 16 §4: victims per mode
 };
 
 Metrics Compute(const SimRun& run);

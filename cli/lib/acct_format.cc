@@ -87,7 +87,6 @@ std::string MoreValue(const std::string& field, const pb::JobInfo& job, const Id
   if (field == "ReqTRES") return TresOf(job);
   if (field == "Reservation") return spec.reservation();
   if (field == "SubmitLine") return CommandOf(job);
-  if (field == "Suspended") return "00:00:00";
   if (field == "TimelimitRaw") {
     int64_t l = TimeLimitOf(job);
     return l < 0 ? "UNLIMITED" : l == 0 ? "Partition_Limit" : std::to_string(l / 60);
@@ -103,6 +102,12 @@ std::string Value(const std::string& field, const pb::JobInfo& job, const IdName
   if (field == "AllocCPUS") return started ? std::to_string(CpuCount(job)) : "0";
   if (field == "AllocTRES") return started ? TresOf(job) : "";
   if (field == "Elapsed") return SacctSecs(ElapsedSeconds(job, now));
+  if (field == "Suspended") {  // issue 16 §4: this run's suspended time, the open one included
+    int64_t sus = job.suspended_s();
+    if (job.suspend_time() > 0 && job.state() == pb::SUSPENDED)
+      sus += std::max<int64_t>(0, now - job.suspend_time());
+    return SacctSecs(sus);
+  }
   if (field == "ElapsedRaw") return std::to_string(ElapsedSeconds(job, now));
   if (field == "End") return Date(job.end_time());
   bool step_row = job.array_job_id() == 0 && !job.array_task_str().empty();
@@ -227,6 +232,10 @@ std::vector<pb::JobInfo> WithSteps(const std::vector<pb::JobInfo>& jobs,
     if (job.start_time() > 0 && StateOf(job) != JobState::kPending) out.push_back(BatchRow(job));
     for (const auto& s : steps) {
       if (s.job_id() != job.job_id()) continue;
+      // A requeued job (tacct -D rows, issue 16 §4): each run row gets the steps of its run.
+      if (job.requeue_count() > 0 && s.start_time() > 0 &&
+          (s.start_time() < job.start_time() || (job.end_time() > 0 && s.start_time() > job.end_time())))
+        continue;
       pb::JobInfo row = job;
       row.set_array_job_id(0);
       row.set_array_task_str(JobIdText(job) + "." + std::to_string(s.step_id()));

@@ -30,6 +30,9 @@ Selection:
                               TIME: YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY], HH:MM[:SS], now[-N
                               units], today, midnight, ...
   -X, --allocations           only jobs, not their steps (trun)
+  -D, --duplicates            also every earlier run of a requeued job, one row each, before
+                              the job's own row: state PREEMPTED (requeued by preemption) or
+                              REQUEUED, with that run's Start, End, NodeList and Suspended
 Output:
   -o, --format=FIELDS         comma-separated fields, each optionally with %WIDTH; fields:
                               Account AllocCPUS AllocNodes AllocTRES Comment Constraints
@@ -56,7 +59,8 @@ Environment: TESSERA_CONF names the configuration file (default /etc/tessera/tes
 )";
 
 enum Opt { kJobs = 1, kUser, kAllUsers, kState, kStart, kEnd, kAlloc, kFormat, kBrief,
-           kNoHeader, kParsable, kParsable2, kHelp, kVersion, kAccounts, kJson, kLongList };
+           kNoHeader, kParsable, kParsable2, kHelp, kVersion, kAccounts, kJson, kLongList,
+           kDuplicates };
 
 const std::vector<OptionSpec> kSpecs = {
     {"jobs", 'j', ArgKind::kRequired, kJobs},        {"user", 'u', ArgKind::kRequired, kUser},
@@ -68,6 +72,7 @@ const std::vector<OptionSpec> kSpecs = {
     {"help", 'h', ArgKind::kNone, kHelp},            {"version", 'V', ArgKind::kNone, kVersion},
     {"accounts", 'A', ArgKind::kRequired, kAccounts}, {"json", 0, ArgKind::kNone, kJson},
     {"long", 'l', ArgKind::kNone, kLongList},
+    {"duplicates", 'D', ArgKind::kNone, kDuplicates},
 };
 
 struct AcctArgs {
@@ -129,6 +134,7 @@ Status ApplyOption(CommandContext& ctx, const ParsedOption& o, AcctArgs& a) {
     case kHelp: a.help = true; return Status::Ok();
     case kVersion: a.version = true; return Status::Ok();
     case kAlloc: a.allocations_only = true; return Status::Ok();
+    case kDuplicates: a.req.set_duplicates(true); return Status::Ok();
     default: return Status::Ok();
   }
 }

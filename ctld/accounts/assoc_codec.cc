@@ -127,17 +127,23 @@ UserRecord DecodeUser(const json::object& o) {
   return u;
 }
 
-// Preempt helper: Preempt=, PreemptMode=, GraceTime=, PreemptExemptTime= are stored once added
-// to this pair (and to CopyStored in assoc_db.cc).
+// Preemption (issue 16 §4, h16g): Preempt=, PreemptMode=, GraceTime=, PreemptExemptTime= are
+// one "preempt" object, written when preempt_stored (a row without it keeps tessera.conf's).
 std::string Encode(const sched::QosConfig& q) {
-  return json::serialize(json::object{{"name", q.name},
-                                      {"priority", q.priority},
-                                      {"max_wall", q.max_wall},
-                                      {"max_jobs_per_user", q.max_jobs_per_user},
-                                      {"max_submit_jobs_per_user", q.max_submit_jobs_per_user},
-                                      {"max_tres_per_user", Tres(q.max_tres_per_user)},
-                                      {"grp_tres", Tres(q.grp_tres)},
-                                      {"grp_jobs", q.grp_jobs}});
+  json::object o{{"name", q.name},
+                 {"priority", q.priority},
+                 {"max_wall", q.max_wall},
+                 {"max_jobs_per_user", q.max_jobs_per_user},
+                 {"max_submit_jobs_per_user", q.max_submit_jobs_per_user},
+                 {"max_tres_per_user", Tres(q.max_tres_per_user)},
+                 {"grp_tres", Tres(q.grp_tres)},
+                 {"grp_jobs", q.grp_jobs}};
+  if (q.preempt_stored)
+    o["preempt"] = json::object{{"preempt", Strings(q.preempt)},
+                                {"mode", sched::PreemptModeName(q.preempt_mode)},
+                                {"grace_time", q.grace_time},
+                                {"exempt_time", q.preempt_exempt_time}};
+  return json::serialize(o);
 }
 
 sched::QosConfig DecodeQos(const json::object& o) {
@@ -150,6 +156,18 @@ sched::QosConfig DecodeQos(const json::object& o) {
   Get(o, "max_tres_per_user", q.max_tres_per_user);
   Get(o, "grp_tres", q.grp_tres);
   Get(o, "grp_jobs", q.grp_jobs);
+  if (const json::value* p = o.if_contains("preempt"); p && p->is_object()) {
+    const json::object& po = p->as_object();
+    Get(po, "preempt", q.preempt);
+    std::string mode;
+    Get(po, "mode", mode);
+    auto m = mode.empty() ? Result<sched::PreemptModeSpec>(sched::PreemptModeSpec{})
+                          : sched::ParsePreemptMode(mode);
+    if (m.ok()) q.preempt_mode = m->kind;
+    Get(po, "grace_time", q.grace_time);
+    Get(po, "exempt_time", q.preempt_exempt_time);
+    q.preempt_stored = true;
+  }
   return q;
 }
 

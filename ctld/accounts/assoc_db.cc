@@ -41,6 +41,13 @@ void CopyStored(const sched::QosConfig& from, sched::QosConfig& to) {
   to.max_tres_per_user = from.max_tres_per_user;
   to.grp_tres = from.grp_tres;
   to.grp_jobs = from.grp_jobs;
+  if (from.preempt_stored) {  // issue 16 §4: else tessera.conf's stay (an older store)
+    to.preempt = from.preempt;
+    to.preempt_mode = from.preempt_mode;
+    to.grace_time = from.grace_time;
+    to.preempt_exempt_time = from.preempt_exempt_time;
+    to.preempt_stored = true;
+  }
 }
 
 Status CheckQos(const AssocDb& db, const std::string& what, const std::vector<std::string>& allowed,
@@ -108,6 +115,10 @@ Status AssocDb::Validate() const {
     }
     TESSERA_RETURN_IF_ERROR(CheckQos(*this, "account " + name, a.qos, a.default_qos));
   }
+  for (const auto& [name, q] : qos)  // issue 16 §4: Preempt= names QoS that exist
+    for (const auto& p : q.preempt)
+      if (!qos.count(p))
+        return InvalidArgument("QOS '" + name + "': Preempt names QOS '" + p + "', which doesn't exist");
   for (const auto& [key, u] : assocs) {
     if (!users.count(key.first)) return InvalidArgument("association of unknown user " + key.first);
     if (!accounts.count(key.second))
@@ -153,6 +164,7 @@ AssocDb FromConfig(const sched::SchedConfig& c) {
   for (const auto& u : c.user_assocs) db.assocs[{u.user, u.account}] = u;
   for (const auto& [user, account] : c.default_account) db.users[user] = {user, account};
   db.qos = c.qos;
+  for (auto& [name, q] : db.qos) q.preempt_stored = true;  // imported with its preemption fields
   return db;
 }
 
@@ -207,6 +219,8 @@ bool AddMissing(AssocDb& db, const AssocDb& config, std::set<std::string>* seen,
       [&](const std::string& k, const sched::QosConfig& mine, const sched::QosConfig& theirs) {
         AssocDb x, y;
         x.qos[k] = mine, y.qos[k] = theirs;
+        // A store row from before the preemption fields were stored: tessera.conf's apply.
+        if (!mine.preempt_stored) y.qos[k].preempt_stored = false;
         if (!same(x, y)) conflict(theirs.where, "QOS " + k);
       },
       plain);

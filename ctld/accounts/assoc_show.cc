@@ -149,8 +149,11 @@ Result<std::vector<ShowRow>> ShowQos(const AssocDb& db, const AssocRequest& r) {
   for (const auto& [name, q] : db.qos) {
     if (!f->Match("name", name)) continue;
     rows.push_back({{"Name", name}, {"Priority", std::to_string(q.priority)},
-                    {"GraceTime", "00:00:00"}, {"Preempt", ""}, {"PreemptExemptTime", ""},
-                    {"PreemptMode", "cluster"}, {"Flags", ""}, {"UsageThres", ""},
+                    {"GraceTime", FormatWall(q.grace_time)}, {"Preempt", Join(q.preempt)},
+                    {"PreemptExemptTime", FormatWall(q.preempt_exempt_time)},
+                    {"PreemptMode", q.preempt_mode == sched::PreemptModeKind::kUnset
+                                        ? "cluster" : sched::PreemptModeName(q.preempt_mode)},
+                    {"Flags", ""}, {"UsageThres", ""},
                     {"UsageFactor", "1.000000"}, {"GrpTRES", sched::FormatTres(q.grp_tres)},
                     {"GrpTRESMins", ""}, {"GrpTRESRunMins", ""}, {"GrpJobs", Num(q.grp_jobs)},
                     {"GrpSubmit", ""}, {"GrpWall", ""}, {"MaxTRES", ""}, {"MaxTRESPerNode", ""},

@@ -139,6 +139,14 @@ struct JobRecord {
   // report of another run never ends this one. 0 = never started, or a record written before
   // runs existed (then reports are matched by node only, as before).
   uint64_t run = 0;
+  // Issue 16 §4 (h16g): seconds the current run spent suspended (closed suspensions; sacct's
+  // Suspended; the time limit is pushed by it), and when the open suspension began (0 = not
+  // suspended). Both reset by `started`.
+  int64_t suspended_s = 0;
+  int64_t suspend_time = 0;
+  // The grace deadline of a CANCEL/REQUEUE preemption of the current run (`preempted` event
+  // time + grace_time): durable, so a restarted ctld still cancels the victim then. 0 = none.
+  int64_t preempt_kill_at = 0;
   // Memory only (not described, so never persisted): the backfill reservation's start time.
   int64_t expected_start = 0;
   // Memory only (issue 19): the nodes of that reservation (squeue's SCHEDNODES); "" none.
@@ -154,7 +162,7 @@ BOOST_DESCRIBE_STRUCT(JobRecord, (),
                        submit_time, eligible_time, start_time, end_time, exit_code, exit_signal,
                        alloc, requeue_count, partition, time_limit_s, cancel_requested, message,
                        array_job_id, array_task_id, array_max_running, next_step_id,
-                       requeue_requested, run))
+                       requeue_requested, run, suspended_s, suspend_time, preempt_kill_at))
 
 // Event types. Each documents the detail fields it carries.
 namespace event {
@@ -179,9 +187,10 @@ inline constexpr char kStaleReport[] = "stale_report";
 // {node, gpu, xid, reason, policy}: a GPU the running job holds failed (issue 14); recorded, the
 // record does not change (the policy's requeue_requested / finished events follow).
 inline constexpr char kGpuFailure[] = "gpu_failure";
-// --- issue 16 §4 preemption (preempt helper; ctld/preemption.h): recorded, the record does not
-// change (the requeue_requested / suspended events that follow do).
-// {by, mode, grace_time}: this running job is preempted for pending job `by`.
+// --- issue 16 §4 preemption (preempt helper; ctld/preemption.h): recorded; the record changes
+// only by preempt_kill_at (the requeue_requested / suspended events that follow do the rest).
+// {by, mode, grace_time}: this running job is preempted for pending job `by` (CANCEL/REQUEUE:
+// preempt_kill_at = event time + grace_time).
 inline constexpr char kPreempted[] = "preempted";
 // {victims: [ids], mode: [modes]}: this pending job preempts those jobs.
 inline constexpr char kPreempting[] = "preempting";

@@ -144,6 +144,7 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       r.run = std::max<uint64_t>(r.run, r.requeue_count) + 1;
       r.state = static_cast<int>(JobState::kRunning);
       r.reason = "None";
+      r.suspended_s = r.suspend_time = r.preempt_kill_at = 0;
     } else if (e.type == event::kCancelRequested) {
       r.cancel_requested = true;
       // Issue 19: the canceller is kept as the job's message (persisted with the record) until
@@ -166,6 +167,10 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       // Otherwise the cause slurmctld names (issue 19): NonZeroExitCode, TimeLimit, ...
       r.reason = r.State() == JobState::kFailed && !r.message.empty() ? r.message.str()
                                                                       : EndReason(r);
+      if (r.suspend_time > 0) {  // ended while suspended (cancelled): that time counts too
+        r.suspended_s += std::max<int64_t>(0, r.end_time - r.suspend_time);
+        r.suspend_time = 0;
+      }
     } else if (e.type == event::kRequeued) {
       r.state = static_cast<int>(JobState::kPending);
       r.requeue_count += 1;
@@ -174,6 +179,7 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       r.end_time = 0;
       r.cancel_requested = false;
       r.requeue_requested = false;
+      r.preempt_kill_at = r.suspend_time = 0;
       r.reason = json::value_to<std::string>(d.at("reason"));
       r.eligible_time = e.time;
     } else if (e.type == event::kUpdated) {
@@ -190,10 +196,18 @@ Result<JobRecord> Apply(const JobRecord& in, const JobEvent& e) {
       r.next_step_id = d.at("step_id").to_number<uint32_t>() + 1;
     } else if (e.type == event::kSuspended) {
       r.state = static_cast<int>(JobState::kSuspended);
+      r.suspend_time = std::max<int64_t>(1, e.time);
     } else if (e.type == event::kResumed) {
       r.state = static_cast<int>(JobState::kRunning);
+      if (r.suspend_time > 0) r.suspended_s += std::max<int64_t>(0, e.time - r.suspend_time);
+      r.suspend_time = 0;
+    } else if (e.type == event::kPreempted) {
+      auto* mode = d.if_contains("mode");
+      auto* grace = d.if_contains("grace_time");
+      if (mode && mode->is_string() && mode->as_string() != "SUSPEND")
+        r.preempt_kill_at = std::max<int64_t>(1, e.time + (grace ? grace->to_number<int64_t>() : 0));
     } else if (e.type == event::kStaleReport || e.type == event::kGpuFailure ||
-               e.type == event::kPreempted || e.type == event::kPreempting) {
+               e.type == event::kPreempting) {
       // Only recorded (the job's events show it); the record does not change.
     } else if (e.type == event::kReason) {
       r.reason = json::value_to<std::string>(d.at("reason"));

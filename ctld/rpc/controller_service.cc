@@ -13,6 +13,7 @@
 #include "common/hostlist.h"
 #include "ctld/log.h"
 #include "ctld/rpc/accounting_live.h"
+#include "ctld/rpc/accounting_runs.h"
 #include "ctld/rpc/convert.h"
 #include "ctld/rpc/job_listing.h"
 #include "ctld/rpc/local_server.h"
@@ -475,6 +476,10 @@ grpc::Status ControllerService::QueryAccounting(grpc::ServerContext* ctx, const 
   f.start_after = req->start_after();
   f.end_before = req->end_before();
   for (int s : req->states()) f.states.push_back(s);
+  // tacct -D (issue 16 §4): a state filter applies to every run's row, so jobs are read whatever
+  // their last state and the rows filtered below.
+  std::vector<int> row_states;
+  if (req->duplicates()) std::swap(row_states, f.states);
   auto done = store_->QueryAccounting(f);
   if (!done.ok()) return ToGrpc(done.status());
   std::set<uint64_t> seen;
@@ -510,6 +515,17 @@ grpc::Status ControllerService::QueryAccounting(grpc::ServerContext* ctx, const 
     p->set_exit_signal(s.exit_signal);
     p->set_start_time(s.start_time);
     p->set_end_time(s.end_time);
+  }
+  if (req->duplicates()) {  // issue 16 §4: tacct -D, the earlier runs of requeued jobs
+    google::protobuf::RepeatedPtrField<v1::JobInfo> all;
+    for (auto& j : *resp->mutable_jobs()) {
+      if (j.requeue_count() > 0)
+        if (auto ev = store_->EventsForJob(j.job_id()); ev.ok())
+          for (auto& r : EarlierRuns(j, *ev))
+            if (InFilter(row_states, static_cast<int>(r.state()))) *all.Add() = std::move(r);
+      if (InFilter(row_states, static_cast<int>(j.state()))) *all.Add() = std::move(j);
+    }
+    resp->mutable_jobs()->Swap(&all);
   }
   return grpc::Status::OK;
 }

@@ -211,6 +211,8 @@ void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths) {
     out->set_cancelled_by_uid(r.message.str().substr(17));
   out->set_array_job_id(r.array_job_id);
   out->set_array_task_id(r.array_task_id);
+  if (r.suspended_s) out->set_suspended_s(r.suspended_s);  // issue 16 §4: sacct Suspended
+  if (r.suspend_time) out->set_suspend_time(r.suspend_time);
 }
 
 void ToProto(const GpuState& g, v1::GpuDevice* p) {

@@ -272,9 +272,11 @@ bool RequiredNodesDown(Session& s, const JobInfo& j) {
 
 }  // namespace
 
-// Tries every [a|b] alternative (or none) at `start`; commits on success.
-bool PlaceAt(Session& s, JobInfo& j, int64_t start, bool allocate, const PlaceScope* scope,
-             std::vector<NodePlacement>* out) {
+namespace {
+
+// PlaceAt's body; commit = false: a probe (the Statement is discarded, nothing stays taken).
+bool PlaceAtImpl(Session& s, JobInfo& j, int64_t start, bool allocate, const PlaceScope* scope,
+                 std::vector<NodePlacement>* out, bool commit) {
   const auto& alts = j.constraint.Alternatives();
   int n_alt = alts.empty() ? 1 : static_cast<int>(alts.size());
   for (int a = 0; a < n_alt; ++a) {
@@ -282,12 +284,24 @@ bool PlaceAt(Session& s, JobInfo& j, int64_t start, bool allocate, const PlaceSc
     Placer p(s, st, j, start, alts.empty() ? -1 : a, allocate, scope);
     uint32_t tasks = p.Run();
     if (tasks > 0 && s.GangReady(j, tasks)) {
-      st.Commit();
+      if (commit) st.Commit();
       *out = std::move(p.placements());
       return true;
     }
   }
   return false;
+}
+
+}  // namespace
+
+// Tries every [a|b] alternative (or none) at `start`; commits on success.
+bool PlaceAt(Session& s, JobInfo& j, int64_t start, bool allocate, const PlaceScope* scope,
+             std::vector<NodePlacement>* out) {
+  return PlaceAtImpl(s, j, start, allocate, scope, out, true);
+}
+
+bool ProbeAt(Session& s, JobInfo& j, const PlaceScope* scope, std::vector<NodePlacement>* out) {
+  return PlaceAtImpl(s, j, s.now(), true, scope, out, false);
 }
 
 const std::string& ShapeKey(JobInfo& j) {
@@ -454,6 +468,13 @@ bool TryReserve(Session& s, JobInfo& j) {
 
 // --- issue 16 §4 (preempt helper) ---
 bool PlaceNow(Session& s, JobInfo& j, bool keep, std::vector<NodePlacement>* out) {
+  if (TopologyApplies(s, j)) {  // the preemptor's --switches/--segment/TopologyMode (issue 15)
+    std::vector<NodePlacement> placed;
+    if (!(keep ? PlaceWithTopology(s, j, s.now(), true, &placed) : ProbeWithTopology(s, j, &placed)))
+      return false;
+    if (out) *out = std::move(placed);
+    return true;
+  }
   if (keep) {
     std::vector<NodePlacement> placed;
     if (!PlaceAt(s, j, s.now(), true, nullptr, &placed)) return false;

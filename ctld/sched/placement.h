@@ -36,12 +36,18 @@ struct PlaceScope {
 bool PlaceAt(Session& s, JobInfo& j, int64_t start, bool allocate, const PlaceScope* scope,
              std::vector<NodePlacement>* out);
 
+// PlaceAt(allocate now) as a probe: fills `out` when the job would fit, takes nothing.
+bool ProbeAt(Session& s, JobInfo& j, const PlaceScope* scope, std::vector<NodePlacement>* out);
+
 StartOutcome TryStartNow(Session& s, JobInfo& j, bool backfill);
 bool TryReserve(Session& s, JobInfo& j);
 
 // --- issue 16 §4 (preempt helper) ---
 // Places `j` now (whole gang, every alternative) without recording a decision. keep = false:
 // a probe, nothing stays taken; keep = true: the resources stay taken until now + time limit.
+// A job on a topology (TopologyApplies) is placed as TryStartNow places it (PlaceWithTopology:
+// --switches, --segment, TopologyMode), so a preemptor's victims are only chosen when their
+// release yields a placement that satisfies its topology constraint.
 bool PlaceNow(Session& s, JobInfo& j, bool keep, std::vector<NodePlacement>* out);
 // Records a reservation of `j` at `start` on the nodes of `placed` (stage, decision, count).
 void MarkReserved(Session& s, JobInfo& j, int64_t start, const std::vector<NodePlacement>& placed);

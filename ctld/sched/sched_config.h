@@ -56,6 +56,9 @@ struct QosConfig {
   PreemptModeKind preempt_mode = PreemptModeKind::kUnset;  // PreemptMode= for jobs of this QoS
   int64_t grace_time = 0;                // GraceTime= seconds (SIGTERM .. SIGKILL); 0 = partition's
   int64_t preempt_exempt_time = -1;      // PreemptExemptTime= seconds; -1 = the cluster's
+  // Whether the association store holds the four fields above (h16g: tacctmgr sets them; a
+  // store written before they were stored keeps tessera.conf's, ctld/accounts/README.md).
+  bool preempt_stored = false;
   // --- issue 15 (toposched): TopologyMode=required|preferred; -1 = the partition's mode ---
   int topology_mode = -1;                // 0 = preferred, 1 = required
 };
@@ -176,8 +179,9 @@ Result<bool> SetAssocLimit(const std::string& key, const std::string& value, Ass
 Result<bool> SetAccountField(const std::string& key, const std::string& value, AccountConfig& a);
 Result<bool> SetUserAssocField(const std::string& key, const std::string& value,
                                UserAssocConfig& u);
-// QoS fields tacctmgr may set (the QOSName= line's keys). The preempt helper's fields
-// (Preempt=, PreemptMode=, GraceTime=, PreemptExemptTime=) belong here too once QosConfig has them.
+// QoS fields tacctmgr may set (the QOSName= line's keys), the preemption fields included
+// (Preempt=, PreemptMode=, GraceTime= seconds, PreemptExemptTime= a time; they set
+// preempt_stored).
 Result<bool> SetQosField(const std::string& key, const std::string& value, QosConfig& q);
 // Merges "cpu=4,mem=8G,gres/gpu=2,node=1" into `t`; an item's -1 clears it; "" or "-1" clears all.
 Status MergeTres(const std::string& s, TresLimit& t);

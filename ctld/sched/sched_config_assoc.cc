@@ -208,7 +208,33 @@ Result<bool> SetQosField(const std::string& key, const std::string& value, QosCo
     TESSERA_RETURN_IF_ERROR(MergeTres(value, q.max_tres_per_user));
     return true;
   }
-  // preempt helper: Preempt=, PreemptMode=, GraceTime=, PreemptExemptTime= go here.
+  // Issue 16 §4 (h16g): the preemption fields, as sacctmgr sets them.
+  if (key == "preempt") {
+    q.preempt = SplitList(value, true);
+    q.preempt_stored = true;
+    return true;
+  }
+  if (key == "preemptmode") {
+    auto m = ParsePreemptMode(value);
+    if (!m.ok()) return m.status();
+    q.preempt_mode = m->kind;
+    q.preempt_stored = true;
+    return true;
+  }
+  if (key == "gracetime") {
+    auto v = Count(key, value);
+    if (!v.ok()) return InvalidArgument("expected seconds (a non-negative integer)");
+    q.grace_time = std::max<int64_t>(0, *v);
+    q.preempt_stored = true;
+    return true;
+  }
+  if (key == "preemptexempttime") {
+    auto v = Wall(value);
+    if (!v.ok()) return v.status();
+    q.preempt_exempt_time = *v;
+    q.preempt_stored = true;
+    return true;
+  }
   return false;
 }
 

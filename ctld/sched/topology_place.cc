@@ -104,10 +104,12 @@ struct Attempt {
   bool allocate;
   uint32_t* tries;  // PlaceAt calls left (reservations: bf_max_times)
   std::vector<NodePlacement>* out;
+  bool probe = false;  // ProbeWithTopology: nothing is taken
 
   bool Place(const PlaceScope* scope) {
     if (*tries == 0) return false;
     --*tries;
+    if (probe) return ProbeAt(s, j, scope, out);
     return PlaceAt(s, j, start, allocate, scope, out);
   }
 };
@@ -249,6 +251,13 @@ bool PlaceWithTopology(Session& s, JobInfo& j, int64_t start, bool allocate,
   TopoJob tj = Describe(s, j);
   uint32_t tries = ~0u;
   Attempt at{s, j, tj, start, allocate, &tries, out};
+  return Search(at, NowAvail(s, j), nullptr);
+}
+
+bool ProbeWithTopology(Session& s, JobInfo& j, std::vector<NodePlacement>* out) {
+  TopoJob tj = Describe(s, j);
+  uint32_t tries = ~0u;
+  Attempt at{s, j, tj, s.now(), true, &tries, out, true};
   return Search(at, NowAvail(s, j), nullptr);
 }
 

@@ -48,6 +48,9 @@ bool TopologyApplies(Session& s, const JobInfo& j);
 // Places `j` now (allocate) or reserves it at `start`; fills `out` and commits on success.
 bool PlaceWithTopology(Session& s, JobInfo& j, int64_t start, bool allocate,
                        std::vector<NodePlacement>* out);
+// PlaceWithTopology now as a probe (the preempt action's PlaceNow): fills `out` when the job
+// would fit, takes nothing.
+bool ProbeWithTopology(Session& s, JobInfo& j, std::vector<NodePlacement>* out);
 // TryReserve for topology jobs: the earliest start within bf_window with a fitting set.
 bool ReserveWithTopology(Session& s, JobInfo& j);
 // What the shape memo needs beyond ShapeKey: mode, --switches waiting, --segment.

@@ -244,7 +244,8 @@ void PreemptAction::Execute(Session& s) {
   std::vector<JobInfo*> order;
   for (auto& j : s.jobs()) {
     if (j.stage != JobInfo::Stage::kEligible) continue;
-    if (j.reason != "Resources" && j.reason != "Priority") continue;
+    // "Topology": a job TopologyMode=required keeps from spreading (issue 15) may preempt too.
+    if (j.reason != "Resources" && j.reason != "Priority" && j.reason != "Topology") continue;
     if (inflight_.count(j.snap->id) || (policy_ ? policy_->Wants(j) : MayPreemptAny(j)))
       order.push_back(&j);
   }

@@ -1,6 +1,9 @@
 // tacctmgr's operations on the association data (ctld/accounts/assoc_ops.h): pure, no store.
 #include <catch2/catch.hpp>
 
+#include <map>
+
+#include "ctld/accounts/assoc_codec.h"
 #include "ctld/accounts/assoc_ops.h"
 
 using namespace tessera;
@@ -123,4 +126,68 @@ TEST_CASE("show: sacctmgr's columns, tree order for associations, where filters"
   CHECK(bad.status().message() == "Unknown condition: Colour");
   CHECK(FormatWall(3600) == "01:00:00");
   CHECK(FormatWall(86400 + 61) == "1-00:01:01");
+}
+
+// ---------------------------------------------------------------- issue 16 §4 (h16g)
+
+
+TEST_CASE("tacctmgr sets the QoS preemption fields; show, store and the live config have them") {
+  AssocDb db = Sample();
+  db = Apply(db, Req("add", "qos", {"low"}));
+  db = Apply(db, Req("modify", "qos", {}, {{"Name", "high"}},
+                     {{"Preempt", "low"}, {"PreemptMode", "requeue"}, {"GraceTime", "30"},
+                      {"PreemptExemptTime", "0:10:00"}}));
+  const auto& q = db.qos.at("high");
+  CHECK(q.preempt == std::vector<std::string>{"low"});
+  CHECK(q.preempt_mode == sched::PreemptModeKind::kRequeue);
+  CHECK(q.grace_time == 30);
+  CHECK(q.preempt_exempt_time == 600);
+  // Stored: the rows decode to the same values.
+  auto back = DecodeRows(EncodeRows(db));
+  REQUIRE(back.ok());
+  CHECK(back->qos.at("high").preempt == q.preempt);
+  CHECK(back->qos.at("high").preempt_mode == sched::PreemptModeKind::kRequeue);
+  CHECK(back->qos.at("high").grace_time == 30);
+  CHECK(back->qos.at("high").preempt_exempt_time == 600);
+  // The scheduler's live config takes them over tessera.conf's.
+  sched::SchedConfig conf;
+  conf.qos["high"].name = "high";
+  conf.qos["high"].grace_time = 5;
+  auto live = Overlay(conf, db);
+  CHECK(live.qos.at("high").grace_time == 30);
+  CHECK(live.qos.at("high").preempt == std::vector<std::string>{"low"});
+  // show qos: sacctmgr's columns.
+  auto rows = ShowRows(db, Req("show", "qos", {"high"}), "c");
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  std::map<std::string, std::string> col((*rows)[0].begin(), (*rows)[0].end());
+  CHECK(col.at("Preempt") == "low");
+  CHECK(col.at("PreemptMode") == "REQUEUE");
+  CHECK(col.at("GraceTime") == "00:00:30");
+  CHECK(col.at("PreemptExemptTime") == "00:10:00");
+  // Refusals change nothing.
+  auto bad = [&](std::vector<std::pair<std::string, std::string>> set, const std::string& want) {
+    auto out = ApplyChange(db, Req("modify", "qos", {}, {{"Name", "high"}}, std::move(set)));
+    REQUIRE_FALSE(out.ok());
+    INFO(out.status().message());
+    CHECK(out.status().message().find(want) != std::string::npos);
+  };
+  bad({{"Preempt", "ghost"}}, "ghost");
+  bad({{"PreemptMode", "sometimes"}}, "sometimes");
+  bad({{"GraceTime", "soon"}}, "GraceTime");
+  // An empty Preempt= clears the list.
+  db = Apply(db, Req("modify", "qos", {}, {{"Name", "high"}}, {{"Preempt", ""}}));
+  CHECK(db.qos.at("high").preempt.empty());
+}
+
+TEST_CASE("a QoS row stored before the preemption fields keeps tessera.conf's") {
+  AssocDb db;
+  db.qos["high"].name = "high";  // as decoded from an older row: preempt_stored false
+  sched::SchedConfig conf;
+  conf.qos["high"].name = "high";
+  conf.qos["high"].preempt = {"low"};
+  conf.qos["high"].grace_time = 7;
+  auto live = Overlay(conf, db);
+  CHECK(live.qos.at("high").preempt == std::vector<std::string>{"low"});
+  CHECK(live.qos.at("high").grace_time == 7);
 }

@@ -265,6 +265,32 @@ TEST_CASE("stepd: time limit ends in TIMEOUT with SIGKILL after the grace period
   CHECK(out.find("DUE TO TIME LIMIT") != std::string::npos);
 }
 
+TEST_CASE("stepd: suspended time does not count toward the time limit (issue 16 §4)") {
+  passwd user{};
+  if (!Prepared(&user)) return;
+  JobSetup job(user, 112);
+  auto l = job.Launch("#!/bin/bash\necho started\nwhile true; do sleep 0.1; done\n");
+  l.set_time_limit_s(3);
+  l.set_kill_wait_s(1);
+  job.Write(l);
+  auto t0 = std::chrono::steady_clock::now();
+  OsStepdControl control(job.Args());
+  REQUIRE(control.Start(l.job_id(), job.spool.JobDir(l.job_id())).ok());
+  REQUIRE(WaitFor([&] { return job.Output().find("started") != std::string::npos; }, 10));
+  pid_t pid = job.spool.ReadPid(l.job_id());
+  ::usleep(1000 * 1000);
+  REQUIRE(control.Forward(l.job_id(), pid, SIGSTOP).ok());  // ctld's suspend
+  ::usleep(4000 * 1000);  // longer than the whole limit
+  REQUIRE(control.Forward(l.job_id(), pid, SIGCONT).ok());  // resume: ~2 s of the limit left
+  ::usleep(500 * 1000);
+  CHECK_FALSE(std::filesystem::exists(job.spool.StatusFile(l.job_id())));  // still running
+  JobStatus st = job.WaitStatus(20);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(st.state == JobState::kTimeout);
+  CHECK(secs >= 6.5);  // 3 s of limit + ~4 s suspended
+  CHECK(secs < 15);
+}
+
 TEST_CASE("stepd: forwarded signals keep the job running, cancel ends it CANCELLED") {
   passwd user{};
   if (!Prepared(&user)) return;
