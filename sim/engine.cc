@@ -18,8 +18,11 @@ std::vector<sched::GroupReq> SpreadOverNodes(const TraceJob& t, uint32_t nodes) 
   auto share = [nodes](uint64_t total, uint32_t i) { return total / nodes + (i < total % nodes ? 1 : 0); };
   std::vector<sched::GroupReq> out;
   for (uint32_t i = 0; i < nodes; ++i) {
-    sched::Req r{std::max<uint32_t>(1, static_cast<uint32_t>(share(t.cpus, i))), share(t.mem_mib, i),
-                 static_cast<uint32_t>(share(t.gpus, i)), t.gpu_model};
+    sched::Req r;
+    r.cpus = std::max<uint32_t>(1, static_cast<uint32_t>(share(t.cpus, i)));
+    r.mem_mib = share(t.mem_mib, i);
+    r.gpus = static_cast<uint32_t>(share(t.gpus, i));
+    r.gpu_model = t.gpu_model;
     const sched::Req* last = out.empty() ? nullptr : &out.back().per_task;
     if (last && last->cpus == r.cpus && last->mem_mib == r.mem_mib && last->gpus == r.gpus) {
       ++out.back().count;

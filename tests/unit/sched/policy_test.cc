@@ -2,6 +2,7 @@
 // tessera-sim's presets and options, and multi-node trace jobs spread without losing a unit.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -178,7 +179,12 @@ TEST_CASE("sim: a 20-GPU job over 3 nodes runs with 20 GPUs on 3 distinct nodes"
     n.cpus_total = n.cpus_free = 16;
     n.mem_total = n.mem_free = 64000;
     n.partitions = {"p"};
-    for (uint32_t k = 0; k < 16; ++k) n.gpus.push_back({k, "a100", true, true});
+    for (uint32_t k = 0; k < 16; ++k) {
+      GpuSnap g;
+      g.index = k;
+      g.model = "a100";
+      n.gpus.push_back(g);
+    }
     c.nodes.push_back(n);
   }
   c.partitions = {{"p", true, 0, -1, -1, 1}};
