@@ -207,6 +207,7 @@ class Builder {
     }
     if (k == "scheduleractions" || k == "schedulerplugins" || k == "schedulerparameters" ||
         k.rfind("priorityweight", 0) == 0 || k == "prioritymaxage" || k == "priorityfavorsmall" ||
+        k == "prioritytimelimitmax" ||  // issue 17 §2
         k == "accountingstorageenforce" ||
         k == "preempttype" || k == "preemptmode" || k == "preemptexempttime" ||
         k == "prioritydecayhalflife" || k == "priorityusageresetperiod" ||  // fair share

@@ -23,8 +23,7 @@ Result<LoadedConfig> LoadConfig(const std::string& path) {
   auto sched_cfg = sched::BuildSchedConfig(*lines);
   if (!sched_cfg.ok()) return sched_cfg.status();
   LoadedConfig out;
-  out.warnings = cluster->warnings;
-  for (const auto& w : sched_cfg->warnings) out.warnings.push_back(w);
+  out.warnings = sched::ConfigWarnings(cluster->warnings, *sched_cfg);
   out.cluster = std::make_shared<ClusterConfig>(std::move(*cluster));
   out.sched = std::make_shared<sched::SchedConfig>(std::move(*sched_cfg));
   return out;

@@ -68,8 +68,8 @@ std::vector<Controller::PriorityRow> Controller::Priorities() {
       [this](uint64_t id) { return jobs_.IsDurable(id); });
   sched::FillFairshare(snap, *sched_cfg_, usage_.usage());
   sched::PriorityContext ctx = sched::MakePriorityContext(snap, *sched_cfg_);
-  std::map<std::string, uint32_t> tiers;
-  for (const auto& p : snap.partitions) tiers[p.name] = p.priority_tier;
+  std::map<std::string, const sched::PartitionSnap*> parts;
+  for (const auto& p : snap.partitions) parts[p.name] = &p;
   std::vector<PriorityRow> out;
   for (const auto& j : snap.pending) {
     if (!j.hold_reason.empty()) continue;
@@ -78,10 +78,12 @@ std::vector<Controller::PriorityRow> Controller::Priorities() {
       cpus += int64_t{std::max<uint32_t>(1, g.per_task.cpus)} * g.count + g.per_node.cpus;
       gpus += int64_t{g.per_task.gpus} * g.count + g.per_node.gpus;
     }
-    auto t = tiers.find(j.partition);
+    auto t = parts.find(j.partition);
+    const sched::PartitionSnap* part = t == parts.end() ? nullptr : t->second;
     PriorityRow r{j.id, j.partition, j.user, j.account, j.qos, {}, j.fairshare};
-    r.factors = sched::MultifactorFactors(j, cpus, gpus, t == tiers.end() ? 1 : t->second,
-                                          *sched_cfg_, ctx);
+    r.factors = sched::MultifactorFactors(j, cpus, gpus, part ? part->priority_tier : 1,
+                                          *sched_cfg_, ctx,
+                                          sched::EffectiveTimeLimit(j, part, *sched_cfg_));
     out.push_back(std::move(r));
   }
   return out;

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     std::cerr << "tessera-ctld: " << loaded.status().message() << "\n";
     return 1;
   }
-  for (const auto& w : loaded->warnings) std::cerr << "tessera-ctld: warning: " << w << "\n";
+  tessera::sched::PrintConfigWarnings(std::cerr, "tessera-ctld", loaded->warnings);
   auto cfg = &loaded->cluster;
   if (check_only) {
     std::cout << conf << ": configuration OK (" << (*cfg)->nodes.size() << " nodes, "

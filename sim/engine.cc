@@ -13,6 +13,33 @@
 #include "sim/preempt.h"
 
 namespace tessera::sim {
+
+std::vector<sched::GroupReq> SpreadOverNodes(const TraceJob& t, uint32_t nodes) {
+  // Task i gets total / nodes, plus one when i < total % nodes (per dimension): equal tasks
+  // are consecutive, so they form at most four groups of one task per node.
+  auto share = [nodes](uint64_t total, uint32_t i) { return total / nodes + (i < total % nodes ? 1 : 0); };
+  std::vector<sched::GroupReq> out;
+  for (uint32_t i = 0; i < nodes; ++i) {
+    sched::Req r;
+    r.cpus = std::max<uint32_t>(1, static_cast<uint32_t>(share(t.cpus, i)));
+    r.mem_mib = share(t.mem_mib, i);
+    r.gpus = static_cast<uint32_t>(share(t.gpus, i));
+    r.gpu_model = t.gpu_model;
+    const sched::Req* last = out.empty() ? nullptr : &out.back().per_task;
+    if (last && last->cpus == r.cpus && last->mem_mib == r.mem_mib && last->gpus == r.gpus) {
+      ++out.back().count;
+      continue;
+    }
+    sched::GroupReq g;
+    g.name = out.empty() ? "main" : "main" + std::to_string(out.size());
+    g.count = 1;
+    g.per_task = r;
+    g.tasks_per_node = 1;
+    out.push_back(g);
+  }
+  return out;
+}
+
 namespace {
 
 sched::JobSnap ToSnap(const TraceJob& t, uint64_t id, const std::string& default_partition) {
@@ -29,11 +56,10 @@ sched::JobSnap ToSnap(const TraceJob& t, uint64_t id, const std::string& default
   uint32_t nodes = std::max<uint32_t>(1, t.nodes);
   sched::GroupReq g;
   g.name = "main";
-  if (nodes > 1) {  // one task per node
-    g.count = nodes;
-    g.per_task = {std::max<uint32_t>(1, t.cpus / nodes), t.mem_mib / nodes, t.gpus / nodes, t.gpu_model};
-    g.tasks_per_node = 1;
+  if (nodes > 1) {  // one task per node; the totals are spread without losing a unit
+    j.groups = SpreadOverNodes(t, nodes);
     j.nodes_min = nodes;
+    return j;
   } else if (t.gpus == 0 && t.mem_mib == 0) {  // CPU job (SWF): one task per CPU, any nodes
     g.count = t.cpus;
     g.per_task = {1, 0, 0, ""};

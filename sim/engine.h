@@ -65,6 +65,11 @@ struct SimRun {
 // `gpu_mem_mib`: the memory of one whole GPU, for GPU-memory utilization (0 = not measured).
 // MIG: placements on instances mark them busy; CycleResult::mig_reconfigs take the GPU out of
 // scheduling for SchedConfig::mig_reconfig_seconds, then its new instances are schedulable.
+// A multi-node trace job (totals over `nodes` nodes, one task per node) as task groups: the
+// first total % nodes tasks get one unit more of each dimension, so a 20-GPU job over 3 nodes
+// asks 7 + 7 + 6 GPUs (never 3 x 6). At least one CPU per task.
+std::vector<sched::GroupReq> SpreadOverNodes(const TraceJob& t, uint32_t nodes);
+
 SimRun Simulate(const sched::ClusterSnapshot& cluster, const std::string& default_partition,
                 const sched::SchedConfig& cfg, const std::vector<TraceJob>& trace,
                 const std::string& label, uint64_t gpu_mem_mib = 0);

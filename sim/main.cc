@@ -1,13 +1,15 @@
 // tessera-sim: replay a workload trace through tessera_sched in virtual time.
 //
 //   tessera-sim --trace FILE [--format swf|csv|openb] --conf tessera.conf
-//               [--compare default,fifo,conservative,spread,mig-whole,mig-static,mig-dynamic]
+//               [--compare default,easy,conservative,fifo,spread,mig-whole,mig-static,mig-dynamic]
 //               [--mig-layout "7g.80gb;4g.40gb,3g.40gb"] [--limit N] [--arrival-scale F]
 //               [--json out.json] [--svg out.svg]
 //               [--topology FILE --topology-plugin topology/tree|block | --gen-topology SPEC]
 //               [--topology-mode required|preferred] [--compare topo-aware,topo-blind]
 //               [--reservations FILE]   (issue 17 §1: sim/reservations.h)
 //   tessera-sim --openb-nodes openb_node_list_gpu_node.csv --emit-conf out.conf
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -18,6 +20,7 @@
 #include "sim/engine.h"
 #include "sim/fairshare.h"
 #include "sim/mig.h"
+#include "sim/options.h"
 #include "sim/report.h"
 #include "sim/reservations.h"
 #include "sim/topology.h"
@@ -26,9 +29,16 @@ using namespace tessera;
 
 namespace {
 
+// A whole option value as a number; NaN when it is not one ("1e3" and "0.25" are).
+double Number(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  return s.empty() || *end ? std::nan("") : v;
+}
+
 int Usage() {
   std::cerr << "usage: tessera-sim --trace FILE [--format swf|csv|openb] --conf tessera.conf\n"
-               "         [--compare default,fifo,conservative,spread,mig-whole,mig-static,mig-dynamic]\n"
+               "         [--compare default,easy,conservative,fifo,spread,mig-whole,mig-static,mig-dynamic]\n"
                "         [--mig-layout \"P1,P2;P3\"] [--limit N] [--arrival-scale F] [--json F] [--svg F]\n"
                "         [--topology FILE --topology-plugin topology/tree|topology/block |\n"
                "          --gen-topology fat-tree:L,S|block:B] [--topology-mode required|preferred]\n"
@@ -65,11 +75,9 @@ Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig ba
   if (name == "default" || sim::MigVariantByName(name) != sim::MigVariant::kNone ||
       sim::IsTopologyVariant(name))
     return base;
-  if (name == "fifo") {
-    base.actions = {"enqueue", "allocate"};
-    base.plugins = {"fifo", "gang", "predicates", "nodeorder", "lifecycle", "limits"};
-    return base;
-  }
+  bool policy = false;  // easy, conservative, fifo (sim/options.h)
+  base = sim::PolicyPreset(name, std::move(base), &policy);
+  if (policy) return base;
   if (name == "fairshare" || name == "nofairshare") {  // issue 16 §3
     if (name == "nofairshare") base.weight_fairshare = 0;
     else if (base.weight_fairshare == 0) base.weight_fairshare = 10000;
@@ -79,26 +87,26 @@ Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig ba
     base.plugins.insert(base.plugins.begin(), "drf");
     return base;
   }
-  if (name == "conservative") {
-    base.bf_reservation_depth = 16;
-    return base;
-  }
   if (name == "spread") {
     base.binpack_weight = 0;
     base.spread_weight = 1;
     return base;
   }
-  return InvalidArgument("unknown --compare configuration \"" + name + "\" (default, fifo, conservative, spread, fairshare, nofairshare, drf, mig-whole, mig-static, mig-dynamic)");
+  return InvalidArgument("unknown --compare configuration \"" + name + "\" (default, easy, conservative, fifo, spread, fairshare, nofairshare, drf, mig-whole, mig-static, mig-dynamic)");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::map<std::string, std::string> a;
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    if (k.rfind("--", 0) != 0 || i + 1 >= argc) return Usage();
-    a[k.substr(2)] = argv[++i];
+  auto args = sim::ParseSimArgs(argc, argv);
+  if (!args.ok()) {
+    std::cerr << "tessera-sim: " << args.status().message() << "\n";
+    return Usage();
+  }
+  std::map<std::string, std::string>& a = *args;
+  if (a.count("share-table") && !(Number(a["share-table"]) >= 1)) {
+    std::cerr << "tessera-sim: --share-table must be a number of seconds >= 1\n";
+    return 2;
   }
   if (a.count("openb-nodes")) {
     auto conf = sim::OpenbNodesToConf(a["openb-nodes"]);
@@ -114,11 +122,12 @@ int main(int argc, char** argv) {
   if (!lines.ok()) { std::cerr << "tessera-sim: " << lines.status().message() << "\n"; return 1; }
   auto sched_cfg = sched::BuildSchedConfig(*lines);
   if (!sched_cfg.ok()) { std::cerr << "tessera-sim: " << sched_cfg.status().message() << "\n"; return 1; }
+  sched::PrintConfigWarnings(std::cerr, "tessera-sim", sched::ConfigWarnings(cluster_cfg->warnings, *sched_cfg));
   auto trace = sim::ReadTrace(a["trace"], a.count("format") ? a["format"] : "");
   if (!trace.ok()) { std::cerr << "tessera-sim: " << trace.status().message() << "\n"; return 1; }
   if (a.count("arrival-scale")) {  // compress (<1) or stretch (>1) inter-arrival times
-    double f = std::stod(a["arrival-scale"]);
-    if (!(f > 0)) { std::cerr << "tessera-sim: --arrival-scale must be > 0\n"; return 2; }
+    double f = Number(a["arrival-scale"]);
+    if (!(f > 0)) { std::cerr << "tessera-sim: --arrival-scale must be a number > 0\n"; return 2; }
     int64_t t0 = trace->empty() ? 0 : trace->front().submit;
     for (auto& j : *trace) j.submit = t0 + static_cast<int64_t>(double(j.submit - t0) * f);
   }
@@ -127,7 +136,9 @@ int main(int argc, char** argv) {
     if (!st.ok()) { std::cerr << "tessera-sim: " << st.message() << "\n"; return 2; }
   }
   if (a.count("limit")) {
-    size_t n = std::stoul(a["limit"]);
+    double lim = Number(a["limit"]);
+    if (!(lim >= 1) || lim != std::floor(lim)) { std::cerr << "tessera-sim: --limit must be a whole number >= 1\n"; return 2; }
+    auto n = static_cast<size_t>(lim);
     if (trace->size() > n) trace->resize(n);
   }
   sched::ClusterSnapshot cluster = ClusterFrom(*cluster_cfg);
@@ -185,7 +196,7 @@ int main(int argc, char** argv) {
   if (a.count("share-table"))  // issue 16 §3: per-account share over time, per configuration
     for (const auto& r : runs)
       sim::PrintShareTable(std::cout, r.label,
-                           sim::ComputeShareTable(r, std::stoll(a["share-table"])));
+                           sim::ComputeShareTable(r, static_cast<int64_t>(Number(a["share-table"]))));
   if (a.count("json")) {
     std::ofstream out(a["json"]);
     sim::PrintJson(out, metrics);

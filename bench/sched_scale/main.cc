@@ -19,6 +19,8 @@
 // --drf 1: the drf queue-order plugin first in SchedulerPlugins.
 // --queues 1 (issue 16 §2): the accounts become queues with guarantees, weights and limits
 // (AddQueues); the queue plugin and the reclaim action run (ctld/sched/queues.h).
+// --fcfs 1 (issue 17 §2): the default policy's weights (age, time limit) set to 0, i.e. the
+// default before issue 17 (submit order), to compare the cycle with and without the new factors.
 //
 // --mig 1: the a100 nodes (one in four) have MIG-capable 80 GB GPUs under MigStrategy=dynamic:
 // GPUs 0-3 are in MIG mode (2g.20gb@0, 1g.10gb@2, 1g.10gb@3, 3g.40gb@4; one instance held where
@@ -294,7 +296,7 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> nodes = {1000, 10000}, jobs = {10000, 100000};
   uint64_t seed = 1;
   int cycles = 3;
-  bool mig = false, fairshare = false, drf = false, queues = false;
+  bool mig = false, fairshare = false, drf = false, queues = false, fcfs = false;
   int preempt = 0;
   std::vector<uint32_t> tree;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -309,8 +311,9 @@ int main(int argc, char** argv) {
     else if (a == "--fairshare") fairshare = std::atoi(argv[i + 1]) != 0;
     else if (a == "--drf") drf = std::atoi(argv[i + 1]) != 0;
     else if (a == "--queues") queues = std::atoi(argv[i + 1]) != 0;
+    else if (a == "--fcfs") fcfs = std::atoi(argv[i + 1]) != 0;
     else {
-      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1] [--queues 0|1]\n");
+      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1] [--queues 0|1] [--fcfs 0|1]\n");
       return 2;
     }
   }
@@ -318,6 +321,7 @@ int main(int argc, char** argv) {
               "min_ms", "max_ms", "cpu_ms", "started", "backfill", "reserved", "mig_plan", "rss_MiB",
               "peak_MiB");
   tessera::sched::SchedConfig cfg = preempt ? PreemptConfig(preempt == 1) : tessera::sched::SchedConfig{};
+  if (fcfs) cfg.weight_age = cfg.weight_time_limit = 0;
   tessera::sched::Registry registry = tessera::sched::Registry::Builtin();
   for (uint32_t n : nodes)
     for (uint32_t j : jobs) {

@@ -9,6 +9,9 @@
 // "%.15i %9r %.8u %.8o %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10n %.10Q %.11N %.20T".
 // -w prints the header and a "Weights" row only. Jobs by priority (highest first), then id.
 // Tessera has no site factor, association factor or TRES weights: SITE and ASSOC are 0, TRES "".
+// Tessera's time-limit factor (issue 17 §2, ctld/sched/priority.h) is L/l TIMELIMIT: in the
+// default format when its weight is not 0, and in -l's before NICE only then (so a Slurm
+// configuration keeps sprio's exact -l layout).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -109,6 +112,7 @@ const char* Header(char c) {
     case 'N': return "NICE";
     case 'n': return "QOSNAME";
     case 'T': case 't': return "TRES";
+    case 'L': case 'l': return "TIMELIMIT";
   }
   return "";
 }
@@ -122,6 +126,7 @@ std::pair<double, uint32_t> Factor(const pb::JobPriority& j, const pb::PriorityW
     case 'J': return {j.job_size(), w.job_size()};
     case 'P': return {j.partition_factor(), w.partition()};
     case 'Q': return {j.qos_factor(), w.qos()};
+    case 'L': return {j.time_limit_factor(), w.time_limit()};
   }
   return {0, 0};
 }
@@ -136,7 +141,8 @@ std::string JobValue(const pb::JobPriority& j, const pb::PriorityWeights& w, cha
     case 'N': return std::to_string(j.nice());
     case 'Y': return std::to_string(std::max<int64_t>(1, j.priority()));
     case 'y': {
-      double sum = double(w.age()) + w.fairshare() + w.job_size() + w.partition() + w.qos();
+      double sum = double(w.age()) + w.fairshare() + w.job_size() + w.partition() + w.qos() +
+                   w.time_limit();
       return Norm(sum > 0 ? double(j.priority()) / sum : 0);
     }
     case 'S': case 'B': return "0";
@@ -150,15 +156,16 @@ std::string JobValue(const pb::JobPriority& j, const pb::PriorityWeights& w, cha
 
 std::string WeightValue(const pb::PriorityWeights& w, char c) {
   if (c == 'i') return "Weights";
-  if (std::string("AaFfJjPpQq").find(c) != std::string::npos) return Int(Factor({}, w, c).second);
+  if (std::string("AaFfJjPpQqLl").find(c) != std::string::npos) return Int(Factor({}, w, c).second);
   return "";
 }
 
 std::string DefaultFormat(bool lng, bool norm, bool user, const pb::PriorityWeights& w) {
+  std::string limit = w.time_limit() ? (norm ? " %10l" : " %.10L") : "";
   if (lng)
-    return norm ? "%.15i %9r %.8u %.8o %10y %10a %10b %10f %10j %10p %10n %10q %20t"
-                : "%.15i %9r %.8u %.8o %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10n %.10Q "
-                  "%.11N %.20T";
+    return norm ? "%.15i %9r %.8u %.8o %10y %10a %10b %10f %10j %10p %10n %10q" + limit + " %20t"
+                : "%.15i %9r %.8u %.8o %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10n %.10Q" +
+                      limit + " %.11N %.20T";
   std::string f = "%.15i %9r";
   if (user) f += " %.8u";
   f += norm ? " %10y" : " %.10Y %.10S";
@@ -171,6 +178,7 @@ std::string DefaultFormat(bool lng, bool norm, bool user, const pb::PriorityWeig
   add(w.job_size(), 'j');
   add(w.partition(), 'p');
   add(w.qos(), 'q');
+  add(w.time_limit(), 'l');
   return f;
 }
 

@@ -62,6 +62,7 @@ grpc::Status ControllerService::GetPriorities(grpc::ServerContext* ctx,
     w->set_job_size(c.weight_job_size);
     w->set_partition(c.weight_partition);
     w->set_qos(c.weight_qos);
+    w->set_time_limit(c.weight_time_limit);  // issue 17 §2
     for (const auto& r : ctl_->Priorities()) {
       auto* j = resp->add_jobs();
       j->set_job_id(r.job_id);
@@ -76,6 +77,7 @@ grpc::Status ControllerService::GetPriorities(grpc::ServerContext* ctx,
       j->set_partition_factor(r.factors.partition);
       j->set_qos_factor(r.factors.qos);
       j->set_nice(r.factors.nice);
+      j->set_time_limit_factor(r.factors.time_limit);
     }
     return 0;
   });

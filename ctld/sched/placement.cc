@@ -127,6 +127,10 @@ class Placer {
   const PlaceScope* scope_;
   std::vector<uint32_t> leaf_used_;  // per scope_->leaf_caps entry
   uint32_t tasks_ = 0;
+  // Every task left must open a node of its own to reach nodes_min (a job spread over task
+  // groups of one task per node, e.g. tessera-sim's uneven multi-node jobs): a node an earlier
+  // group already holds would leave the job short of nodes.
+  bool fresh_only_ = false;
   std::map<uint32_t, size_t> used_;  // node -> index in out_
   std::vector<NodePlacement> out_;
 };
@@ -141,6 +145,7 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
   size_t window = s_.HasScores() ? s_.config().score_window : 1;
   auto consider = [&](NodeRt& n) {
     if (!Eligible(n)) return;
+    if (fresh_only_ && used_.count(n.index)) return;
     Amount a = Avail(n, model);
     int64_t cap;
     if (js.exclusive)
@@ -206,6 +211,10 @@ uint32_t Placer::PlaceGroup(size_t gi) {
   int64_t left = g.count;
   int64_t spread = js.nodes_min > 1 ? (g.count + js.nodes_min - 1) / js.nodes_min : left;
   const std::string& model = GroupModel(g);
+  int64_t later = 0;
+  for (size_t k = gi + 1; k < js.groups.size(); ++k) later += js.groups[k].count;
+  fresh_only_ = !used_.empty() && js.nodes_min > used_.size() &&
+                int64_t{js.nodes_min} - int64_t(used_.size()) >= left + later;
   for (const Cand& c : Collect(g, left, spread)) {
     if (left == 0) break;
     NodeRt& n = s_.state().nodes()[c.node];

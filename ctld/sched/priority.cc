@@ -17,8 +17,23 @@ PriorityContext MakePriorityContext(const ClusterSnapshot& snap, const SchedConf
   return c;
 }
 
+int64_t EffectiveTimeLimit(const JobSnap& j, const PartitionSnap* p, const SchedConfig& cfg) {
+  if (j.time_limit > 0) return j.time_limit;
+  if (p && p->default_time > 0) return p->default_time;
+  if (p && p->max_time > 0) return p->max_time;
+  return cfg.default_time;
+}
+
+double TimeLimitFactor(int64_t time_limit, const SchedConfig& cfg) {
+  constexpr double kMinute = 60;
+  double top = double(std::max<int64_t>(cfg.priority_time_limit_max, 120)) / kMinute;
+  double x = std::max(double(time_limit), kMinute) / kMinute;
+  return 1.0 - std::clamp(std::log(x) / std::log(top), 0.0, 1.0);
+}
+
 PriorityFactors MultifactorFactors(const JobSnap& j, int64_t cpus, int64_t gpus, uint32_t tier,
-                                   const SchedConfig& cfg, const PriorityContext& ctx) {
+                                   const SchedConfig& cfg, const PriorityContext& ctx,
+                                   int64_t time_limit) {
   PriorityFactors f;
   int64_t eligible = j.eligible_time ? j.eligible_time : j.submit_time;
   double age = cfg.priority_max_age > 0
@@ -39,15 +54,20 @@ PriorityFactors MultifactorFactors(const JobSnap& j, int64_t cpus, int64_t gpus,
   f.partition = cfg.weight_partition * part;
   f.qos = cfg.weight_qos * qos;
   f.nice = j.nice;
-  double p = f.age + f.fairshare + f.job_size + f.partition + f.qos;
+  if (cfg.weight_time_limit) {
+    int64_t limit = time_limit > 0 ? time_limit : j.time_limit > 0 ? j.time_limit : cfg.default_time;
+    f.time_limit = cfg.weight_time_limit * TimeLimitFactor(limit, cfg);
+  }
+  double p = f.age + f.fairshare + f.job_size + f.partition + f.qos + f.time_limit;
   f.total = j.priority > 0 ? j.priority : static_cast<int64_t>(std::llround(p)) - j.nice;
   return f;
 }
 
 int64_t MultifactorPriority(const JobSnap& j, int64_t cpus, int64_t gpus, uint32_t tier,
-                            const SchedConfig& cfg, const PriorityContext& ctx) {
+                            const SchedConfig& cfg, const PriorityContext& ctx,
+                            int64_t time_limit) {
   if (j.priority > 0) return j.priority;
-  return MultifactorFactors(j, cpus, gpus, tier, cfg, ctx).total;
+  return MultifactorFactors(j, cpus, gpus, tier, cfg, ctx, time_limit).total;
 }
 
 }  // namespace tessera::sched

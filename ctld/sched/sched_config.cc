@@ -208,6 +208,13 @@ Status ParseGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c
     c.priority_max_age = *t < 0 ? 0 : *t;
     return Status::Ok();
   }
+  if (k == "prioritytimelimitmax") {  // issue 17 §2 (priority.h)
+    auto t = Time(where, p);
+    if (!t.ok()) return t.status();
+    if (*t < 120) return Bad(where, p, "expected a time of at least 2 minutes");
+    c.priority_time_limit_max = *t;
+    return Status::Ok();
+  }
   if (k == "priorityfavorsmall") {
     c.favor_small = ToLower(p.value) == "yes";
     return Status::Ok();
@@ -217,11 +224,15 @@ Status ParseGlobal(const std::string& where, const ConfigPair& p, SchedConfig& c
                 : k == "priorityweightjobsize"   ? &c.weight_job_size
                 : k == "priorityweightpartition" ? &c.weight_partition
                 : k == "priorityweightqos"       ? &c.weight_qos
+                : k == "priorityweighttimelimit" ? &c.weight_time_limit  // issue 17 §2
                                                  : nullptr;
   if (w) {
     auto n = ParseUint(p.value, p.raw_key);
     if (!n.ok() || *n > 0xffffffffull) return Bad(where, p, "expected an integer weight");
     *w = static_cast<uint32_t>(*n);
+  } else if (k.rfind("priorityweight", 0) == 0) {  // PriorityWeightTRES, a typo...
+    c.warnings.push_back(where + ": " + p.raw_key + " is not a priority weight Tessera implements " +
+                         "(Age, Fairshare, JobSize, Partition, QOS, TimeLimit); ignored");
   }
   return Status::Ok();
 }
@@ -264,6 +275,14 @@ const QosConfig* SchedConfig::FindQos(const std::string& name) const {
 
 Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
   SchedConfig c;
+  // Default policy (sched_config.h): a file that names any PriorityWeight* key gets Slurm's
+  // formula, with the weights it does not name 0 and Slurm's PriorityMaxAge (7-0).
+  for (const auto& l : lines)
+    for (const auto& p : l.pairs)
+      if (l.Head() != "nodename" && p.key.rfind("priorityweight", 0) == 0) {
+        c.weight_age = c.weight_time_limit = 0;
+        c.priority_max_age = 7 * 86400;
+      }
   PartitionPreempt part_preempt_default;  // issue 16 §4: PartitionName=DEFAULT
   for (const auto& l : lines) {
     if (l.pairs.empty()) continue;

@@ -9,6 +9,7 @@
 //                       mig_reconfig_seconds=10,mig_plan_depth=64
 //   PriorityWeightAge= PriorityWeightFairshare= PriorityWeightJobSize= PriorityWeightPartition=
 //   PriorityWeightQOS= PriorityMaxAge=7-0   PriorityFavorSmall=NO
+//   PriorityWeightTimeLimit= PriorityTimeLimitMax=7-0   (Tessera, issue 17 §2: priority.h)
 //   QOSName=normal Priority=10 MaxWall=1-0 MaxJobsPerUser=4 MaxSubmitJobsPerUser=100
 //       MaxTRESPerUser=gres/gpu=8,cpu=64 GrpTRES=gres/gpu=32 GrpJobs=100 [Default=YES]
 //       [TopologyMode=required|preferred]   (issue 15; overrides the partition's)
@@ -20,6 +21,7 @@
 // names are errors naming the name and the line. Every error is "file:line: message".
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -113,6 +115,21 @@ inline constexpr uint32_t kPriorityFlagNoFairTree = 1;
 inline constexpr uint32_t kPriorityFlagMaxTres = 2;
 inline constexpr uint32_t kPriorityFlagMaxTresGres = 4;
 
+// Default policy (issue 17 §2): what a tessera.conf without PriorityWeight* keys schedules
+// with, in ctld and tessera-sim alike: multifactor priority = age + time limit, EASY backfill
+// (bf_reservation_depth=1) in that order.
+//   - time limit (priority.h): shorter jobs first, on a log scale from 1 minute to
+//     PriorityTimeLimitMax (7 days), weight 4000: 1 min -> 4000, 10 min -> 3001, 1 h -> 2223,
+//     1 day -> 844, 7 days -> 0.
+//   - age: weight 7000 over PriorityMaxAge 7 days = 1000 a day of waiting.
+//   Starvation bound: a job's time-limit advantage is at most 4000 = 4 days of age, so a job
+//   is overtaken only by jobs submitted less than 4 days after it; once those have started it
+//   is first, holds the EASY reservation and starts no later than that.
+// Bench figures against FCFS EASY: bench/RESULTS.md "Default policy vs EASY".
+inline constexpr uint32_t kDefaultWeightAge = 7000;
+inline constexpr uint32_t kDefaultWeightTimeLimit = 4000;
+inline constexpr int64_t kDefaultMaxAge = 7 * 86400;
+
 struct SchedConfig {
   std::vector<std::string> actions = {"enqueue", "allocate", "migplan", "backfill"};
   std::vector<std::string> plugins = {"priority",  "gang",      "predicates",
@@ -127,14 +144,20 @@ struct SchedConfig {
   int64_t default_time = 365 * 86400;    // time limit when neither job nor partition has one
   int64_t mig_reconfig_seconds = 10;     // migplan: a GPU being re-laid is held this long
   uint32_t mig_plan_depth = 64;          // migplan: pending MIG-profile jobs planned per cycle
-  // Multifactor priority (Slurm's PriorityWeight*)
-  uint32_t weight_age = 0;
+  // Multifactor priority (Slurm's PriorityWeight*). The values here are the default policy
+  // (issue 17 §2, see "Default policy" above); a file naming any PriorityWeight* key gets
+  // Slurm's formula instead: unnamed weights 0, PriorityMaxAge 7-0 (BuildSchedConfig).
+  uint32_t weight_age = kDefaultWeightAge;
   uint32_t weight_fairshare = 0;
   uint32_t weight_job_size = 0;
   uint32_t weight_partition = 0;
   uint32_t weight_qos = 0;
-  int64_t priority_max_age = 7 * 86400;
+  int64_t priority_max_age = kDefaultMaxAge;
   bool favor_small = false;
+  // --- issue 17 §2: the time-limit factor (priority.h; keys in ParseGlobal) ---
+  //   PriorityWeightTimeLimit=N  PriorityTimeLimitMax=7-0
+  uint32_t weight_time_limit = kDefaultWeightTimeLimit;
+  int64_t priority_time_limit_max = 7 * 86400;
   std::map<std::string, QosConfig> qos;
   std::string default_qos = "normal";
   std::map<std::string, AccountConfig> accounts;
@@ -212,5 +235,14 @@ Status ParsePartitionPreempt(const ConfigLine& l, SchedConfig& c, PartitionPreem
 // After every line: checks Preempt= names, adds "preempt" after "allocate" to the default
 // actions when a preempt type is set, warns about GANG.
 Status FinishPreemptConfig(SchedConfig& c);
+
+// --- issue 17 §2 (h17p): the warnings of one loaded tessera.conf, shared by ctld and
+// tessera-sim (sched_config_warnings.cc) ---
+// The cluster's warnings (LoadClusterConfig, topology.conf) then the scheduler's, in file order.
+std::vector<std::string> ConfigWarnings(const std::vector<std::string>& cluster_warnings,
+                                        const SchedConfig& c);
+// One line per warning: "<program>: warning: <file:line: text>".
+void PrintConfigWarnings(std::ostream& out, const std::string& program,
+                         const std::vector<std::string>& warnings);
 
 }  // namespace tessera::sched

@@ -2,17 +2,9 @@
 
 #include <algorithm>
 
+#include "ctld/sched/priority.h"
+
 namespace tessera::sched {
-namespace {
-
-int64_t EffectiveLimit(const JobSnap& j, const PartitionSnap* p, const SchedConfig& cfg) {
-  if (j.time_limit > 0) return j.time_limit;
-  if (p && p->default_time > 0) return p->default_time;
-  if (p && p->max_time > 0) return p->max_time;
-  return cfg.default_time;
-}
-
-}  // namespace
 
 Session::Session(const ClusterSnapshot& snap, const SchedConfig& cfg)
     : snap_(snap), cfg_(cfg), state_(snap), resv_(snap) {
@@ -24,7 +16,7 @@ Session::Session(const ClusterSnapshot& snap, const SchedConfig& cfg)
     j.snap = &js;
     j.idx = static_cast<uint32_t>(i);
     j.partition = state_.PartitionId(js.partition);
-    j.time_limit = EffectiveLimit(js, j.partition >= 0 ? &state_.Partition(j.partition) : nullptr, cfg);
+    j.time_limit = EffectiveTimeLimit(js, j.partition >= 0 ? &state_.Partition(j.partition) : nullptr, cfg);
     for (const auto& g : js.groups) {
       j.total_tasks += g.count;
       j.total.cpus += int64_t{std::max<uint32_t>(1, g.per_task.cpus)} * g.count + g.per_node.cpus;

@@ -17,7 +17,8 @@ class PriorityPlugin : public Plugin {
     PriorityContext ctx = MakePriorityContext(s.snapshot(), s.config());
     for (auto& j : s.jobs()) {
       uint32_t tier = j.partition >= 0 ? s.state().Partition(j.partition).priority_tier : 1;
-      j.priority = MultifactorPriority(*j.snap, j.total.cpus, j.total.gpus, tier, s.config(), ctx);
+      j.priority = MultifactorPriority(*j.snap, j.total.cpus, j.total.gpus, tier, s.config(), ctx,
+                                       j.time_limit);
       s.decision(j).priority = j.priority;
     }
     s.AddJobOrder([](const JobInfo& a, const JobInfo& b) {
