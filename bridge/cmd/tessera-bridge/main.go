@@ -34,11 +34,13 @@ import (
 	"github.com/tessera-hpc/tessera/bridge/internal/mapping"
 	"github.com/tessera-hpc/tessera/bridge/internal/munge"
 	"github.com/tessera-hpc/tessera/bridge/internal/provider"
+	"github.com/tessera-hpc/tessera/bridge/internal/runtime"
 )
 
 type flags struct {
 	kubeconfig, ctldAddr, ctldCA, ctldName, mungeSocket, mappingPath  string
 	partitions, nodePrefix, nodeIP, listen, tlsCert, tlsKey, clientCA string
+	podman, podmanRuntime                                             string
 	maxPods                                                           int64
 	poll                                                              time.Duration
 }
@@ -58,6 +60,8 @@ func parseFlags() flags {
 	flag.StringVar(&f.tlsCert, "tls-cert", "", "kubelet API serving certificate")
 	flag.StringVar(&f.tlsKey, "tls-key", "", "kubelet API serving key")
 	flag.StringVar(&f.clientCA, "client-ca", "", "CA of the apiserver's kubelet client certificate (required with --tls-cert)")
+	flag.StringVar(&f.podman, "podman", "podman", "podman on the nodes (namespaces mapped to runtime: podman)")
+	flag.StringVar(&f.podmanRuntime, "podman-runtime", "", "OCI runtime podman uses on the nodes (its --runtime; empty = podman's default)")
 	flag.Int64Var(&f.maxPods, "max-pods", 1000, "pods capacity of each virtual node")
 	flag.DurationVar(&f.poll, "poll", time.Second, "how often job states are read from tessera-ctld")
 	flag.Parse()
@@ -106,6 +110,7 @@ func run(f flags) error {
 		return err
 	}
 	pods := provider.NewPods(api, table)
+	pods.Runtime = runtime.Config{Podman: f.podman, OCIRuntime: f.podmanRuntime}
 	n, err := pods.Adopt(cctx)
 	if err != nil {
 		return err
@@ -216,7 +221,7 @@ func newNode(ctx context.Context, f flags, client kubernetes.Interface, pods *pr
 	})
 }
 
-// serveKubeletAPI serves logs (and answers exec/attach "not supported") over HTTPS to clients
+// serveKubeletAPI serves logs and exec (and answers attach "not supported") over HTTPS to clients
 // with a certificate from --client-ca (the apiserver's kubelet client certificate).
 func serveKubeletAPI(f flags, pods *provider.Pods) (func(), error) {
 	if f.tlsCert == "" {
