@@ -47,6 +47,14 @@ func (p *Pods) runInContainer(ctx context.Context, ns, name, container string, c
 		return fmt.Errorf("exec in pod %s/%s: user %d: %w", ns, name, entry.UID, err)
 	}
 	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	var groups []uint32
+	if ids, err := u.GroupIds(); err == nil {
+		for _, g := range ids {
+			if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+				groups = append(groups, uint32(n))
+			}
+		}
+	}
 	task, err := runtime.FindTask(procRoot, string(t.pod.UID), t.jobID, uint64(entry.UID), container)
 	if errors.Is(err, runtime.ErrNoTask) {
 		return errdefs.InvalidInputf("kubectl exec is not supported for pod %s/%s here: Tessera job "+
@@ -59,9 +67,9 @@ func (p *Pods) runInContainer(ctx context.Context, ns, name, container string, c
 	argv, dir := cmd, c.WorkingDir
 	if _, rt := p.wrapped(t.pod); rt == runtime.Podman {
 		argv = runtime.PodmanExec(p.Runtime, t.jobID, container, cmd, attach.Stdin() != nil, attach.TTY())
-		dir = ""
+		dir = "/" // podman exec runs the command in the container's own working directory
 	}
-	req := runtime.ExecRequest{Task: task, UID: entry.UID, GID: uint32(gid), Dir: dir, Argv: argv,
+	req := runtime.ExecRequest{Task: task, UID: entry.UID, GID: uint32(gid), Groups: groups, Dir: dir, Argv: argv,
 		Stdin: attach.Stdin(), TTY: attach.TTY()}
 	if out := attach.Stdout(); out != nil {
 		req.Stdout = out

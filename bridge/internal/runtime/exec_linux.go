@@ -2,8 +2,9 @@ package runtime
 
 // kubectl exec: a command run beside a pod's running job, in the job's cgroups, as the job's
 // user, with the task's environment. The bridge must run on the node that runs the job (as for
-// logs, which need its file system): it finds a process of the job in /proc, copies its cgroup
-// membership into the new process before the command starts, then drops to the job's user.
+// logs, which need its file system): it finds a process of the job in /proc, starts the command
+// as the job's user held on a pipe, writes its pid into each of the task's cgroups, then lets
+// it exec the command.
 
 import (
 	"bufio"
@@ -159,6 +160,7 @@ type Size struct{ Width, Height uint16 }
 type ExecRequest struct {
 	Task     *Task
 	UID, GID uint32
+	Groups   []uint32 // the user's supplementary groups
 	Dir      string   // "" = the task's
 	Argv     []string // what to run as the user (PodmanExec builds it for podman)
 	Stdin    io.Reader
@@ -168,40 +170,68 @@ type ExecRequest struct {
 	Resize   <-chan Size
 }
 
-// joinThenDrop runs as root: puts itself into each cgroup.procs file given before "--", then
-// execs the rest (setpriv, which becomes the user and execs the command).
-const joinThenDrop = `while [ "$1" != -- ]; do echo $$ >"$1" || exit 126; shift; done; shift; exec "$@"`
+// holdThenExec runs as the user: it waits on fd 3 until the bridge has put it into the task's
+// cgroups, then execs the command. Nothing runs as root with the task's environment.
+const holdThenExec = `read _ <&3; exec 3<&-; exec "$@"`
 
 // Exec runs the command and returns its exit code (128+signal for a signal).
 func Exec(ctx context.Context, r ExecRequest) (int, error) {
 	if len(r.Argv) == 0 {
 		return 0, errors.New("no command")
 	}
-	argv := []string{"-c", joinThenDrop, "sh"}
-	argv = append(argv, r.Task.Cgroups...)
-	argv = append(argv, "--", "setpriv", fmt.Sprintf("--reuid=%d", r.UID),
-		fmt.Sprintf("--regid=%d", r.GID), "--init-groups", "--")
-	argv = append(argv, r.Argv...)
-	cmd := exec.CommandContext(ctx, "/bin/sh", argv...)
+	hold, release, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer hold.Close()
+	defer release.Close()
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", holdThenExec, "sh"}, r.Argv...)...)
 	cmd.Env = r.Task.Env
 	cmd.Dir = r.Dir
 	if cmd.Dir == "" {
 		cmd.Dir = r.Task.Cwd
 	}
+	cmd.ExtraFiles = []*os.File{hold}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: r.UID, Gid: r.GID,
+		Groups: r.Groups}}
 	var wg sync.WaitGroup
+	var master, slave *os.File
 	if r.TTY {
-		master, slave, err := openPTY()
-		if err != nil {
+		if master, slave, err = openPTY(); err != nil {
 			return 0, err
 		}
 		defer master.Close()
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-		if err := cmd.Start(); err != nil {
-			slave.Close()
-			return 0, err
+		cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
+	} else {
+		cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
+		if r.Stdin != nil {
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				return 0, err
+			}
+			go func() { _, _ = io.Copy(in, r.Stdin); in.Close() }()
 		}
-		slave.Close()
+	}
+	err = cmd.Start()
+	if slave != nil {
+		slave.Close() // the child holds the terminal's slave side now
+	}
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range r.Task.Cgroups {
+		if err := os.WriteFile(f, []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return 0, fmt.Errorf("joining the job's cgroup %s: %w", f, err)
+		}
+	}
+	if _, err := release.Write([]byte("\n")); err != nil {
+		_ = cmd.Process.Kill()
+	}
+	release.Close()
+	if r.TTY {
 		if r.Stdin != nil {
 			go func() { _, _ = io.Copy(master, r.Stdin) }()
 		}
@@ -215,20 +245,8 @@ func Exec(ctx context.Context, r ExecRequest) (int, error) {
 		}
 		wg.Add(1)
 		go func() { defer wg.Done(); _, _ = io.Copy(r.Stdout, master) }() // ends with EIO at exit
-	} else {
-		cmd.Stdout, cmd.Stderr = r.Stdout, r.Stderr
-		if r.Stdin != nil {
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				return 0, err
-			}
-			go func() { _, _ = io.Copy(in, r.Stdin); in.Close() }()
-		}
-		if err := cmd.Start(); err != nil {
-			return 0, err
-		}
 	}
-	err := cmd.Wait()
+	err = cmd.Wait()
 	wg.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
