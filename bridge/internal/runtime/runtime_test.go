@@ -3,6 +3,8 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -297,4 +299,86 @@ func TestOpenOwnedRefusesLinksAndOtherOwners(t *testing.T) {
 	if _, err := OpenOwned(mine, uid+1); err == nil {
 		t.Error("another user's file was opened")
 	}
+}
+
+// realCgroups makes a job_<id> cgroup in this host's memory, pids and cgroup2 hierarchies (the
+// ones a process can join without more setup) and returns their cgroup.procs files.
+func realCgroups(t *testing.T, jobID uint64) []string {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to make cgroups")
+	}
+	mounts, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Skip(err)
+	}
+	var files []string
+	for _, line := range strings.Split(string(mounts), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		ok := f[2] == "cgroup2"
+		if f[2] == "cgroup" {
+			for _, o := range strings.Split(f[3], ",") {
+				ok = ok || o == "memory" || o == "pids"
+			}
+		}
+		if !ok {
+			continue
+		}
+		dir := filepath.Join(f[1], fmt.Sprintf("tessera-bridge-test-%d", os.Getpid()), fmt.Sprintf("job_%d", jobID))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			continue
+		}
+		t.Cleanup(func() { _ = os.Remove(dir); _ = os.Remove(filepath.Dir(dir)) })
+		files = append(files, filepath.Join(dir, "cgroup.procs"))
+	}
+	if len(files) == 0 {
+		t.Skip("no cgroup hierarchy to make a test cgroup in")
+	}
+	return files
+}
+
+func TestExecFindsARealTaskAndRunsInItsCgroups(t *testing.T) {
+	const job = 987654
+	files := realCgroups(t, job)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The "task": a process of the job as nobody, in the job's cgroups, with the pod's UID.
+	taskDone := make(chan struct{})
+	go func() {
+		defer close(taskDone)
+		_, _ = Exec(ctx, ExecRequest{Task: &Task{Env: []string{"PATH=/usr/bin:/bin", "KUBERNETES_POD_UID=pod-x",
+			"MARK=task"}, Cwd: "/", Cgroups: files}, UID: 65534, GID: 65534, Argv: []string{"sleep", "60"},
+			Stdout: io.Discard, Stderr: io.Discard})
+	}()
+	var task *Task
+	var err error
+	for i := 0; i < 100; i++ {
+		if task, err = FindTask("/proc", "pod-x", job, 65534, "main"); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("the task was not found: %v", err)
+	}
+	var out bytes.Buffer
+	code, err := Exec(ctx, ExecRequest{Task: task, UID: 65534, GID: 65534, Stdout: &out, Stderr: &out,
+		Argv: []string{"/bin/sh", "-c", `echo "$MARK $(id -u)"; cat /proc/self/cgroup`}})
+	if err != nil || code != 0 {
+		t.Fatalf("exec: %d %v %s", code, err, out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	in := 0
+	for _, l := range lines[1:] {
+		if strings.HasSuffix(l, fmt.Sprintf("/job_%d", job)) {
+			in++
+		}
+	}
+	if lines[0] != "task 65534" || in != len(files) {
+		t.Errorf("exec output %q: want the task's env, uid 65534, and all %d job cgroups", out.String(), len(files))
+	}
+	cancel()
+	<-taskDone
 }
