@@ -26,14 +26,15 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from harness import BIN, Cluster, ensure_user, wait_for  # noqa: E402
 
 TEST_BIN = os.path.join(BIN, "tessera-bridge-provider.test")
+RUNTIME_TEST_BIN = os.path.join(BIN, "tessera-bridge-runtime.test")
 USER = "tessera-alice"
 IMAGE = "localhost/tessera-busybox:1"
 K8S_BIN = os.environ.get("TESSERA_K8S_BIN", "")
 # crun refuses hosts with cgroup v1 and v2 mounted side by side; runc runs there.
 OCI_RUNTIME = "runc" if shutil.which("runc") else ""
 
-pytestmark = pytest.mark.skipif(not os.path.exists(TEST_BIN),
-                                reason="needs scripts/build-bridge test")
+needs_provider = pytest.mark.skipif(not os.path.exists(TEST_BIN),
+                                    reason="needs scripts/build-bridge test")
 
 
 def podman_ready():
@@ -63,6 +64,21 @@ def run_go(cluster, test, image, extra_env=None):
     return p.stdout
 
 
+def test_podman_script_for_real_in_a_job_cgroup(image):
+    """The runtime package's own podman test (no ctld): the script of a pod with an init
+    container and two containers runs as the user in a job_<id> cgroup, exec goes into one."""
+    if not os.path.exists(RUNTIME_TEST_BIN):
+        pytest.skip("needs scripts/build-bridge test")
+    if not image:
+        pytest.skip("podman or busybox-static missing (tests/bridge/install-oci-deps)")
+    env = dict(os.environ, TESSERA_BRIDGE_PODMAN_USER=USER, TESSERA_BRIDGE_PODMAN_IMAGE=image,
+               TESSERA_BRIDGE_PODMAN_RUNTIME=OCI_RUNTIME)
+    test = "TestPodmanScriptForRealInAJobCgroup"
+    p = subprocess.run([RUNTIME_TEST_BIN, "-test.run", f"^{test}$", "-test.v"], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and f"--- PASS: {test}" in p.stdout, p.stdout + p.stderr
+
+
 @pytest.fixture(scope="module")
 def cluster(image):
     c = Cluster(nodes=2).start()
@@ -70,12 +86,14 @@ def cluster(image):
     c.stop()
 
 
+@needs_provider
 @pytest.mark.parametrize("test", ["TestE2EMultiContainerPodRunsInitFirstAndReportsEachExitCode",
                                   "TestE2EExecRunsInTheJobsCgroupAsTheUser"])
 def test_host_runtime(cluster, test):
     run_go(cluster, test, None)
 
 
+@needs_provider
 @pytest.mark.parametrize("test", ["TestE2EPodmanPodRunsItsImageAsTheUserInTheJobsCgroup",
                                   "TestE2EExecInPodmanContainer"])
 def test_podman_runtime(cluster, image, test):
@@ -91,6 +109,7 @@ GRES = ("NodeName=it1 Name=gpu Type=h100 Count=1 MemoryMiB=81920 Simulated=yes\n
         "MigLayout=3g.40gb@0,1g.10gb@4,1g.10gb@5\n")
 
 
+@needs_provider
 def test_gpu_pods_see_their_gpu_and_mig_instance(image):
     c = Cluster(nodes=1, node_extra="Gres=gpu:h100:2", gres=GRES).start()
     try:
