@@ -22,10 +22,11 @@ func (p *Pods) wrapped(pod *corev1.Pod) (bool, string) {
 // exits reads the exit codes the containers of a wrapped pod recorded (nil for other pods and
 // before the job started).
 func (p *Pods) exits(pod *corev1.Pod, job *pb.JobInfo) map[string]int32 {
-	if w, _ := p.wrapped(pod); !w || job.GetStdoutPath() == "" || job.GetState() == pb.JobState_PENDING {
+	e, err := p.table.Lookup(pod.Namespace)
+	if w, _ := p.wrapped(pod); !w || err != nil || job.GetState() == pb.JobState_PENDING {
 		return nil
 	}
-	return runtime.ReadExits(runtime.ContainerDir(job.GetStdoutPath()), translate.ContainerNames(pod), job.GetUid())
+	return runtime.ReadExits(translate.ContainerDir(pod, e, job.GetJobId()), translate.ContainerNames(pod), e.UID)
 }
 
 // logPath is the file `kubectl logs -c container` reads: the container's own log for a wrapped

@@ -3,6 +3,7 @@ package translate
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -253,4 +254,19 @@ func containerStatuses(pod *corev1.Pod, cs corev1.ContainerStatus, exits map[str
 		inits = append(inits, one(&pod.Spec.InitContainers[i], true))
 	}
 	return main, inits
+}
+
+// ContainerDir is where the job `jobID` of a wrapped pod leaves its containers' logs and exit
+// codes (runtime.ContainerDir of its output file; ListJobs does not carry the resolved path).
+func ContainerDir(pod *corev1.Pod, m mapping.Entry, jobID uint64) string {
+	out := m.OutputDir
+	if out == "" {
+		out = m.Workdir // the job's working directory, as PodToJob chooses it for a wrapped pod
+	}
+	if out == "" {
+		out = "/tmp"
+	}
+	path := strings.ReplaceAll(runtime.StdoutPattern(out, pod.Namespace, pod.Name), "%j",
+		strconv.FormatUint(jobID, 10))
+	return runtime.ContainerDir(path)
 }

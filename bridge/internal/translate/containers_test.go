@@ -116,3 +116,20 @@ func TestEachContainerCarriesItsOwnExitCode(t *testing.T) {
 		t.Errorf("running: %+v", st.ContainerStatuses)
 	}
 }
+
+func TestContainerDirMatchesTheJobsOutputFile(t *testing.T) {
+	spec, err := PodToJob(pod(multi), entry, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := strings.ReplaceAll(spec.StdoutPattern, "%j", "42")
+	if got := ContainerDir(pod(multi), entry, 42); got != runtime.ContainerDir(out) {
+		t.Errorf("ContainerDir %q, job output %q", got, out)
+	}
+	e := entry
+	e.OutputDir, e.Workdir = "", ""
+	spec, _ = PodToJob(pod(multi), e, Options{})
+	if got := ContainerDir(pod(multi), e, 42); got != runtime.ContainerDir(strings.ReplaceAll(spec.StdoutPattern, "%j", "42")) {
+		t.Errorf("without dirs: ContainerDir %q, job output %q", got, spec.StdoutPattern)
+	}
+}
