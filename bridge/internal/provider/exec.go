@@ -21,9 +21,6 @@ import (
 	"github.com/tessera-hpc/tessera/bridge/internal/runtime"
 )
 
-// procRoot is where the job's processes are looked for (a test may point it elsewhere).
-var procRoot = "/proc"
-
 func (p *Pods) runInContainer(ctx context.Context, ns, name, container string, cmd []string,
 	attach api.AttachIO) error {
 	t, err := p.lookup(ns, name, "")
@@ -55,7 +52,7 @@ func (p *Pods) runInContainer(ctx context.Context, ns, name, container string, c
 			}
 		}
 	}
-	task, err := runtime.FindTask(procRoot, string(t.pod.UID), t.jobID, uint64(entry.UID), container)
+	task, err := runtime.FindTask("/proc", string(t.pod.UID), t.jobID, uint64(entry.UID), container)
 	if errors.Is(err, runtime.ErrNoTask) {
 		return errdefs.InvalidInputf("kubectl exec is not supported for pod %s/%s here: Tessera job "+
 			"%d runs on %s, and tessera-bridge can exec only into jobs on its own host",

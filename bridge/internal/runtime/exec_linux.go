@@ -260,15 +260,7 @@ func Exec(ctx context.Context, r ExecRequest) (int, error) {
 
 // PodmanExec is the command that runs argv in a podman container of the job.
 func PodmanExec(cfg Config, jobID uint64, container string, argv []string, stdin, tty bool) []string {
-	podman := cfg.Podman
-	if podman == "" {
-		podman = "podman"
-	}
-	out := []string{podman}
-	if cfg.OCIRuntime != "" {
-		out = append(out, "--runtime", cfg.OCIRuntime)
-	}
-	out = append(out, "--cgroup-manager=cgroupfs", "--events-backend=file", "exec")
+	out := append(podmanBase(cfg), "exec")
 	if stdin {
 		out = append(out, "-i")
 	}

@@ -212,15 +212,7 @@ func container(w func(string, ...any), p Pod, cfg Config, fn string, c Container
 		if pull == "" {
 			pull = "missing"
 		}
-		podman := cfg.Podman
-		if podman == "" {
-			podman = "podman"
-		}
-		args := []string{q(podman)}
-		if cfg.OCIRuntime != "" {
-			args = append(args, "--runtime", q(cfg.OCIRuntime))
-		}
-		args = append(args, "--cgroup-manager=cgroupfs", "--events-backend=file", "run", "--rm",
+		args := append(qs(podmanBase(cfg)), "run", "--rm",
 			"--replace", `--name "tessera-$SLURM_JOB_ID-"`+q(c.Name), "--network=host",
 			"--userns=keep-id", "--pull="+q(pull), "$_cg", "-v", q(p.Workdir+":"+p.Workdir),
 			"-w", q(wd))
@@ -246,6 +238,20 @@ func container(w func(string, ...any), p Pod, cfg Config, fn string, c Container
 	}
 	w("}")
 	return nil
+}
+
+// podmanBase is podman with its global options: cgroupfs (a job has no systemd user session),
+// events to a file (no journald), the configured OCI runtime.
+func podmanBase(cfg Config) []string {
+	podman := cfg.Podman
+	if podman == "" {
+		podman = "podman"
+	}
+	out := []string{podman}
+	if cfg.OCIRuntime != "" {
+		out = append(out, "--runtime", cfg.OCIRuntime)
+	}
+	return append(out, "--cgroup-manager=cgroupfs", "--events-backend=file")
 }
 
 // q quotes one word for sh.

@@ -139,11 +139,7 @@ func PodUIDFromComment(comment string) string {
 // Env is the container's environment as the library resolved it (values from ConfigMaps,
 // Secrets and the downward API are filled in before CreatePod), plus the pod's identity.
 func Env(pod *corev1.Pod, c *corev1.Container) map[string]string {
-	env := map[string]string{
-		"KUBERNETES_POD_NAME":      pod.Name,
-		"KUBERNETES_POD_NAMESPACE": pod.Namespace,
-		"KUBERNETES_POD_UID":       string(pod.UID),
-	}
+	env := podIdentity(pod)
 	for _, e := range c.Env {
 		env[e.Name] = e.Value
 	}
