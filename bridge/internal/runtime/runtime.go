@@ -18,7 +18,8 @@
 //
 // Runtime podman: each container is `podman run` of its image, rootless as the job's user
 // (--userns=keep-id: the same uid inside), host network, the job's working directory mounted at
-// the same path, the container's env passed by name (values never on a command line). No
+// the same path, the container's env given to podman by name (--env NAME: the values are set by
+// `env` just before podman starts, not in podman's arguments). No
 // cgroup of its own: on cgroup v2 --cgroups=disabled, on v1 rootless podman cannot make any,
 // so the container's processes stay in the job's cgroup (its cores, memory, devices). With
 // GPUs, the job's /dev/nvidia<index> devices (and nvidiactl, nvidia-uvm) are passed when the
