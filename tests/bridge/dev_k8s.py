@@ -71,7 +71,8 @@ def main(run, bin_dir, k8s_bin, user):
             f"--mapping={mapping}", f"--kubeconfig={cp.bridge_kubeconfig}",
             f"--listen=127.0.0.1:{port}", f"--tls-cert={cp.pki}/bridge-serving.crt",
             f"--tls-key={cp.pki}/bridge-serving.key", f"--client-ca={cp.pki}/ca.crt",
-            "--node-ip=127.0.0.1"]
+            "--node-ip=127.0.0.1", f"--trun={bin_dir}/trun",  # pod groups' gang jobs
+            f"--tessera-conf={run}/etc/tessera.conf"]
     if shutil.which("runc"):
         argv.append("--podman-runtime=runc")  # crun refuses hybrid cgroup v1/v2 hosts
     log = open(os.path.join(run, "log", "bridge.log"), "ab")
