@@ -34,8 +34,9 @@ pytestmark = pytest.mark.skipif(
 
 
 class Bridge:
-    def __init__(self, cluster, cp, mapping):
+    def __init__(self, cluster, cp, mapping, extra_args=()):
         self.cluster, self.cp, self.mapping = cluster, cp, mapping
+        self.extra_args = list(extra_args)
         self.port = free_ports(1)[0]
         self.proc = None
         self.log = os.path.join(cluster.dir, "bridge.log")
@@ -47,7 +48,7 @@ class Bridge:
                 f"--kubeconfig={self.cp.bridge_kubeconfig}", f"--listen=127.0.0.1:{self.port}",
                 f"--tls-cert={p}/bridge-serving.crt", f"--tls-key={p}/bridge-serving.key",
                 f"--client-ca={p}/ca.crt", "--node-ip=127.0.0.1", f"--trun={BIN}/trun",
-                f"--tessera-conf={self.cluster.conf}"]
+                f"--tessera-conf={self.cluster.conf}", *self.extra_args]
         self.proc = subprocess.Popen(argv, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,
                                      start_new_session=True)
         return self

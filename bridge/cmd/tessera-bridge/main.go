@@ -39,12 +39,13 @@ import (
 	"github.com/tessera-hpc/tessera/bridge/internal/munge"
 	"github.com/tessera-hpc/tessera/bridge/internal/podgroup"
 	"github.com/tessera-hpc/tessera/bridge/internal/provider"
+	"github.com/tessera-hpc/tessera/bridge/internal/runtime"
 )
 
 type flags struct {
 	kubeconfig, ctldAddr, ctldCA, ctldName, mungeSocket, mappingPath  string
 	partitions, nodePrefix, nodeIP, listen, tlsCert, tlsKey, clientCA string
-	trun, tesseraConf                                                 string
+	trun, tesseraConf, podman, podmanRuntime                          string
 	maxPods                                                           int64
 	poll                                                              time.Duration
 }
@@ -64,6 +65,8 @@ func parseFlags() flags {
 	flag.StringVar(&f.tlsCert, "tls-cert", "", "kubelet API serving certificate")
 	flag.StringVar(&f.tlsKey, "tls-key", "", "kubelet API serving key")
 	flag.StringVar(&f.clientCA, "client-ca", "", "CA of the apiserver's kubelet client certificate (required with --tls-cert)")
+	flag.StringVar(&f.podman, "podman", "podman", "podman on the nodes (namespaces mapped to runtime: podman)")
+	flag.StringVar(&f.podmanRuntime, "podman-runtime", "", "OCI runtime podman uses on the nodes (its --runtime; empty = podman's default)")
 	flag.Int64Var(&f.maxPods, "max-pods", 1000, "pods capacity of each virtual node")
 	flag.DurationVar(&f.poll, "poll", 5*time.Second, "how often every followed job is re-read from tessera-ctld "+
 		"(changes are followed as they happen through WatchJobs; this catches pending reasons, which have no event)")
@@ -116,6 +119,7 @@ func run(f flags) error {
 		return err
 	}
 	pods := provider.NewPods(api, table)
+	pods.Runtime = runtime.Config{Podman: f.podman, OCIRuntime: f.podmanRuntime}
 	pods.EnableGroups(podgroup.Dynamic{Client: dyn}, podgroup.Options{Trun: f.trun, TesseraConf: f.tesseraConf})
 	events := record.NewBroadcaster()
 	defer events.Shutdown()
@@ -237,7 +241,7 @@ func newNode(ctx context.Context, f flags, client kubernetes.Interface, pods *pr
 	})
 }
 
-// serveKubeletAPI serves logs (and answers exec/attach "not supported") over HTTPS to clients
+// serveKubeletAPI serves logs and exec (and answers attach "not supported") over HTTPS to clients
 // with a certificate from --client-ca (the apiserver's kubelet client certificate).
 func serveKubeletAPI(f flags, pods *provider.Pods) (func(), error) {
 	if f.tlsCert == "" {

@@ -13,6 +13,8 @@
 //	    qos: normal            # default QoS ("" = the account's default)
 //	    priorityClassQOS:      # priorityClassName -> QoS
 //	      high-priority: high
+//	    runtime: podman        # how containers run: host (default: the command on the node) or
+//	                           # podman (the image, rootless, as the user, in the job's cgroup)
 package mapping
 
 import (
@@ -34,9 +36,16 @@ type Entry struct {
 	OutputDir        string            `json:"outputDir,omitempty"`
 	QOS              string            `json:"qos,omitempty"`
 	PriorityClassQOS map[string]string `json:"priorityClassQOS,omitempty"`
+	Runtime          string            `json:"runtime,omitempty"` // RuntimeHost ("" too) or RuntimePodman
 	// UID is resolved from User when the table is loaded.
 	UID uint32 `json:"-"`
 }
+
+// The container runtimes a namespace can be given.
+const (
+	RuntimeHost   = "host"
+	RuntimePodman = "podman"
+)
 
 // Table is the whole file.
 type Table struct {
@@ -95,6 +104,12 @@ func Parse(path string, data []byte, lookup UserLookup) (*Table, error) {
 			if p != "" && !filepath.IsAbs(p) {
 				return nil, fmt.Errorf("%s: %s %q is not an absolute path", where, field, p)
 			}
+		}
+		switch e.Runtime {
+		case "", RuntimeHost, RuntimePodman:
+		default:
+			return nil, fmt.Errorf("%s: runtime %q is not one of %q, %q", where, e.Runtime,
+				RuntimeHost, RuntimePodman)
 		}
 		e.UID = uid
 		t.Namespaces[ns] = e

@@ -49,6 +49,10 @@ func GangJob(g Ref, ms []Member, o Options) (*pb.JobSpec, error) {
 	b.WriteString("case \"$SLURM_PROCID\" in\n")
 	for rank, m := range ms {
 		s := m.Spec
+		if s.GetScript() != "" || len(s.GetArgv()) == 0 {
+			return nil, fmt.Errorf("%s: pod %s runs a container script (several containers, init "+
+				"containers or the podman runtime); a gang's task runs one host command", g, m.Pod.Name)
+		}
 		r := s.GetTaskGroups()[0].GetPerTask()
 		if r.GetGpuModel() != per.GetGpuModel() && r.GetGpus() > 0 && per.GetGpus() > 0 {
 			return nil, fmt.Errorf("%s: pods %s and %s ask for different GPU kinds (%q, %q); "+

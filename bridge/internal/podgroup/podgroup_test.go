@@ -175,6 +175,18 @@ func TestGangJobRefusesMixedGPUKinds(t *testing.T) {
 	}
 }
 
+// A member whose job is a container script (several containers, init containers, podman) has
+// no one command for its task: the gang job is refused, naming the pod.
+func TestGangJobRefusesAWrappedMember(t *testing.T) {
+	a := member("a", "/tmp", 1, []string{"true"}, nil)
+	b := member("b", "/tmp", 1, nil, nil)
+	b.Spec.Script = "#!/bin/sh\nexit 0\n"
+	_, err := GangJob(Ref{KindVolcano, "team-a", "g"}, []Member{a, b}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "pod b runs a container script") {
+		t.Errorf("wrapped member accepted: %v", err)
+	}
+}
+
 func TestMemberViewFollowsItsOwnTask(t *testing.T) {
 	running := &pb.JobInfo{JobId: 9, State: pb.JobState_RUNNING, StartTime: 100}
 	if v := MemberView(running, 0, false); v.GetState() != pb.JobState_RUNNING {

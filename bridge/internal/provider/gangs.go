@@ -11,6 +11,7 @@ import (
 
 	pb "github.com/tessera-hpc/tessera/bridge/internal/gen/tesserav1"
 	"github.com/tessera-hpc/tessera/bridge/internal/podgroup"
+	"github.com/tessera-hpc/tessera/bridge/internal/runtime"
 	"github.com/tessera-hpc/tessera/bridge/internal/translate"
 )
 
@@ -75,7 +76,14 @@ func (g *gangs) add(ctx context.Context, pod *corev1.Pod, node, partition string
 	if err != nil {
 		return true, err
 	}
-	spec, err := translate.PodToJob(pod, entry, translate.Options{Partition: partition})
+	if rt := translate.PodRuntime(entry); runtime.Wrapped(rt, len(pod.Spec.Containers), len(pod.Spec.InitContainers)) {
+		return true, fmt.Errorf("pod %s/%s: %s: a pod group's member runs as one task of the group's gang "+
+			"job, which runs one host command per pod; this pod (runtime %s, %d containers, %d init "+
+			"containers) needs the container script, which gang jobs cannot run yet: give the group's "+
+			"pods one container, no init containers, and a namespace of the host runtime",
+			pod.Namespace, pod.Name, ref, rt, len(pod.Spec.Containers), len(pod.Spec.InitContainers))
+	}
+	spec, err := translate.PodToJob(pod, entry, translate.Options{Partition: partition, Runtime: g.p.Runtime})
 	if err != nil {
 		return true, err
 	}

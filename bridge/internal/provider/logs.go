@@ -12,12 +12,13 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 
 	pb "github.com/tessera-hpc/tessera/bridge/internal/gen/tesserav1"
+	"github.com/tessera-hpc/tessera/bridge/internal/runtime"
 )
 
 // containerLogs reads the job's output file (JobInfo.stdout_path, as ctld resolved it; the
 // bridge must see the same file system as the node that ran the job). --tail keeps the last
 // lines; --limit-bytes cuts; -f follows the file until the job ends.
-func (p *Pods) containerLogs(ctx context.Context, ns, name string, opts api.ContainerLogOpts) (io.ReadCloser, error) {
+func (p *Pods) containerLogs(ctx context.Context, ns, name, container string, opts api.ContainerLogOpts) (io.ReadCloser, error) {
 	t, err := p.lookup(ns, name, "")
 	if err != nil {
 		return nil, err
@@ -29,14 +30,14 @@ func (p *Pods) containerLogs(ctx context.Context, ns, name string, opts api.Cont
 	if err != nil {
 		return nil, fmt.Errorf("Tessera job %d of pod %s/%s: %w", t.jobID, ns, name, err)
 	}
-	path := job.GetStdoutPath()
-	if t.member != nil { // a gang member's task writes its own file
+	path := p.logPath(t.pod, job, container)
+	if t.member != nil { // a gang member's task writes its own file (members are never wrapped)
 		path = t.member.out
 	}
 	if path == "" || job.GetState() == pb.JobState_PENDING {
 		return io.NopCloser(bytes.NewReader(nil)), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readOwned(path, job.GetUid())
 	if err != nil {
 		if os.IsNotExist(err) {
 			return io.NopCloser(bytes.NewReader(nil)), nil
@@ -51,17 +52,17 @@ func (p *Pods) containerLogs(ctx context.Context, ns, name string, opts api.Cont
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}
 	pr, pw := io.Pipe()
-	go p.follow(ctx, pw, path, t.jobID, data)
+	go p.follow(ctx, pw, path, job.GetUid(), t.jobID, data)
 	return pr, nil
 }
 
 // follow writes what is already read, then what the file grows by, until the job ends.
-func (p *Pods) follow(ctx context.Context, w *io.PipeWriter, path string, jobID uint64, first []byte) {
+func (p *Pods) follow(ctx context.Context, w *io.PipeWriter, path string, uid uint32, jobID uint64, first []byte) {
 	if _, err := w.Write(first); err != nil {
 		w.CloseWithError(err)
 		return
 	}
-	f, err := os.Open(path)
+	f, err := runtime.OpenOwned(path, uid)
 	if err != nil {
 		w.CloseWithError(err)
 		return
@@ -91,6 +92,17 @@ func (p *Pods) follow(ctx context.Context, w *io.PipeWriter, path string, jobID 
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// readOwned reads a file the job's user wrote (runtime.OpenOwned: no links, no other owner's
+// file: the bridge runs as root).
+func readOwned(path string, uid uint32) ([]byte, error) {
+	f, err := runtime.OpenOwned(path, uid)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // tailLines keeps the last n lines (n <= 0: all).

@@ -84,14 +84,15 @@ func (n *NodePods) NotifyPods(_ context.Context, cb func(*corev1.Pod)) {
 // GetContainerLogs serves the job's output file (see logs.go).
 func (n *NodePods) GetContainerLogs(ctx context.Context, ns, pod, container string,
 	opts api.ContainerLogOpts) (io.ReadCloser, error) {
-	return n.Pods.containerLogs(ctx, ns, pod, opts)
+	return n.Pods.containerLogs(ctx, ns, pod, container, opts)
 }
 
-var errNotSupported = errdefs.InvalidInput("not supported by tessera-bridge's host runtime")
+var errNotSupported = errdefs.InvalidInput("not supported by tessera-bridge")
 
-// RunInContainer: not supported by the host runtime yet.
-func (n *NodePods) RunInContainer(context.Context, string, string, string, []string, api.AttachIO) error {
-	return errNotSupported
+// RunInContainer runs a command in the pod's job (see exec.go).
+func (n *NodePods) RunInContainer(ctx context.Context, ns, pod, container string, cmd []string,
+	attach api.AttachIO) error {
+	return n.Pods.runInContainer(ctx, ns, pod, container, cmd, attach)
 }
 
 // AttachToContainer: not supported.

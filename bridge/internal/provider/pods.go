@@ -19,6 +19,7 @@ import (
 
 	pb "github.com/tessera-hpc/tessera/bridge/internal/gen/tesserav1"
 	"github.com/tessera-hpc/tessera/bridge/internal/mapping"
+	"github.com/tessera-hpc/tessera/bridge/internal/runtime"
 	"github.com/tessera-hpc/tessera/bridge/internal/translate"
 )
 
@@ -38,6 +39,8 @@ type Pods struct {
 	api   pb.ControllerClient
 	table *mapping.Table
 	now   func() time.Time
+	// Runtime is how the podman runtime runs on the nodes (set before the nodes run).
+	Runtime runtime.Config
 
 	mu       sync.Mutex
 	pods     map[string]*tracked          // "ns/name"
@@ -105,7 +108,7 @@ func (p *Pods) submitOne(ctx context.Context, pod *corev1.Pod, node, partition s
 		if err != nil {
 			return err
 		}
-		spec, err := translate.PodToJob(pod, entry, translate.Options{Partition: partition})
+		spec, err := translate.PodToJob(pod, entry, translate.Options{Partition: partition, Runtime: p.Runtime})
 		if err != nil {
 			return err
 		}
@@ -240,7 +243,7 @@ func (p *Pods) observe(t *tracked, j *pb.JobInfo, us []update) []update {
 	t.job = j
 	t.ended = terminal(j.GetState())
 	np := t.pod.DeepCopy()
-	np.Status = *translate.PodStatus(np, j, p.now())
+	np.Status = *translate.PodStatusWithExits(np, j, p.now(), p.exits(np, j))
 	t.pod = np
 	if cb := p.notifier[t.node]; cb != nil {
 		us = append(us, update{cb, np.DeepCopy()})

@@ -18,6 +18,13 @@ const ConditionTesseraScheduled corev1.PodConditionType = "tessera.io/JobSchedul
 // with the exit code (signals as 128+signal, as a kubelet reports them). `now` stamps the
 // conditions' transition times.
 func PodStatus(pod *corev1.Pod, job *pb.JobInfo, now time.Time) *corev1.PodStatus {
+	return PodStatusWithExits(pod, job, now, nil)
+}
+
+// PodStatusWithExits is PodStatus with the exit codes each container recorded (runtime.ReadExits;
+// nil for a pod whose job is its one command): every container and init container gets its own
+// status (see containerStatuses).
+func PodStatusWithExits(pod *corev1.Pod, job *pb.JobInfo, now time.Time, exits map[string]int32) *corev1.PodStatus {
 	st := &corev1.PodStatus{Phase: corev1.PodPending, StartTime: pod.Status.StartTime}
 	if st.StartTime == nil {
 		t := metav1.NewTime(now)
@@ -69,7 +76,7 @@ func PodStatus(pod *corev1.Pod, job *pb.JobInfo, now time.Time) *corev1.PodStatu
 			ContainerID: cs.ContainerID,
 		}
 	}
-	st.ContainerStatuses = []corev1.ContainerStatus{cs}
+	st.ContainerStatuses, st.InitContainerStatuses = containerStatuses(pod, cs, exits)
 	st.Conditions = conditions(st, scheduled, ready)
 	return st
 }

@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/tessera-hpc/tessera/bridge/internal/gen/tesserav1"
 	"github.com/tessera-hpc/tessera/bridge/internal/mapping"
+	"github.com/tessera-hpc/tessera/bridge/internal/runtime"
 )
 
 const (
@@ -27,7 +28,8 @@ const (
 
 // Options are the bridge-wide inputs of the translation.
 type Options struct {
-	Partition string // the virtual node's partition
+	Partition string         // the virtual node's partition
+	Runtime   runtime.Config // how the podman runtime is run on the nodes
 }
 
 // PodToJob builds the job for a pod of a mapped namespace. Errors name the pod, the container
@@ -37,18 +39,28 @@ func PodToJob(pod *corev1.Pod, m mapping.Entry, o Options) (*pb.JobSpec, error) 
 	if err := checkPodShape(pod); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	c := &pod.Spec.Containers[0]
-	where += fmt.Sprintf(" container %q", c.Name)
-	argv := append(append([]string{}, c.Command...), c.Args...)
-	if len(c.Command) == 0 {
-		return nil, fmt.Errorf("%s: no command: the host runtime runs the container's command "+
-			"on the node and does not read the image's entrypoint", where)
+	if err := checkSecurity(pod, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	res, err := Resources(c)
+	wrapped := runtime.Wrapped(PodRuntime(m), len(pod.Spec.Containers), len(pod.Spec.InitContainers))
+	c := &pod.Spec.Containers[0]
+	var argv []string
+	if !wrapped {
+		where += fmt.Sprintf(" container %q", c.Name)
+		argv = append(append([]string{}, c.Command...), c.Args...)
+		if len(c.Command) == 0 {
+			return nil, fmt.Errorf("%s: no command: the host runtime runs the container's command "+
+				"on the node and does not read the image's entrypoint", where)
+		}
+	}
+	res, err := PodResources(pod)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	workdir := c.WorkingDir
+	if wrapped {
+		workdir = "" // each container's workingDir is its own; the job's is the mapping's
+	}
 	if workdir == "" {
 		workdir = m.Workdir
 	}
@@ -67,7 +79,7 @@ func PodToJob(pod *corev1.Pod, m mapping.Entry, o Options) (*pb.JobSpec, error) 
 		Argv:          argv,
 		Workdir:       workdir,
 		Env:           Env(pod, c),
-		StdoutPattern: fmt.Sprintf("%s/k8s-%s-%s-%%j.out", outDir, pod.Namespace, pod.Name),
+		StdoutPattern: runtime.StdoutPattern(outDir, pod.Namespace, pod.Name),
 		Partition:     o.Partition,
 		Account:       m.Account,
 		Qos:           m.QOS,
@@ -88,16 +100,18 @@ func PodToJob(pod *corev1.Pod, m mapping.Entry, o Options) (*pb.JobSpec, error) 
 		}
 		spec.TimeLimitS = *d
 	}
+	if wrapped {
+		if err := wrappedSpec(spec, pod, m, o, workdir, outDir); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+	}
 	return spec, nil
 }
 
-// checkPodShape refuses what the host runtime cannot run yet.
+// checkPodShape refuses what no runtime can run.
 func checkPodShape(pod *corev1.Pod) error {
-	if n := len(pod.Spec.Containers); n != 1 {
-		return fmt.Errorf("has %d containers; the bridge runs pods of exactly one container", n)
-	}
-	if n := len(pod.Spec.InitContainers); n != 0 {
-		return fmt.Errorf("has %d init containers, which the bridge does not run", n)
+	if len(pod.Spec.Containers) == 0 {
+		return fmt.Errorf("has no containers")
 	}
 	if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways {
 		return fmt.Errorf("restartPolicy Always: a Tessera job runs to its end; " +
@@ -114,11 +128,7 @@ func Comment(pod *corev1.Pod) string {
 // Env is the container's environment as the library resolved it (values from ConfigMaps,
 // Secrets and the downward API are filled in before CreatePod), plus the pod's identity.
 func Env(pod *corev1.Pod, c *corev1.Container) map[string]string {
-	env := map[string]string{
-		"KUBERNETES_POD_NAME":      pod.Name,
-		"KUBERNETES_POD_NAMESPACE": pod.Namespace,
-		"KUBERNETES_POD_UID":       string(pod.UID),
-	}
+	env := podIdentity(pod)
 	for _, e := range c.Env {
 		env[e.Name] = e.Value
 	}

@@ -147,11 +147,23 @@ func TestRefusals(t *testing.T) {
 		{"two mig profiles", "one profile per container", resources(corev1.ResourceList{
 			"nvidia.com/mig-1g.10gb": resource.MustParse("1"), "nvidia.com/mig-3g.40gb": resource.MustParse("1")})},
 		{"no command", "no command", func(p *corev1.Pod) { p.Spec.Containers[0].Command = nil }},
-		{"two containers", "2 containers", func(p *corev1.Pod) {
-			p.Spec.Containers = append(p.Spec.Containers, p.Spec.Containers[0])
+		{"no containers", "has no containers", func(p *corev1.Pod) { p.Spec.Containers = nil }},
+		{"init container without command", `init container "prep": no command`, func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "prep", Image: "busybox"}}
 		}},
-		{"init container", "init containers", func(p *corev1.Pod) {
-			p.Spec.InitContainers = []corev1.Container{p.Spec.Containers[0]}
+		{"another uid", "runAsUser 0: the namespace's pods run as alice (uid 1001) only", func(p *corev1.Pod) {
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: new(int64)}
+		}},
+		{"privileged", `container "main": privileged`, func(p *corev1.Pod) {
+			yes := true
+			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+		}},
+		{"gpu kinds across containers", "a pod asks for one kind of GPU", func(p *corev1.Pod) {
+			side := p.Spec.Containers[0]
+			side.Name = "side"
+			side.Resources.Requests = corev1.ResourceList{"nvidia.com/mig-1g.10gb": resource.MustParse("1")}
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+			p.Spec.Containers = append(p.Spec.Containers, side)
 		}},
 		{"restart always", "restartPolicy Always", func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyAlways }},
 		{"relative workdir", "not an absolute path", func(p *corev1.Pod) { p.Spec.Containers[0].WorkingDir = "data" }},
@@ -190,6 +202,7 @@ func TestNamespaceMappingRefusesUnmapped(t *testing.T) {
 		{"namespaces:\n  x:\n    user: root\n", "root"},
 		{"namespaces:\n  x:\n    user: alice\n    workdir: rel\n", "not an absolute path"},
 		{"namespaces:\n  x:\n    user: alice\n    uid: 0\n", "unknown field"},
+		{"namespaces:\n  x:\n    user: alice\n    runtime: docker\n", `runtime "docker" is not one of "host", "podman"`},
 	} {
 		lk := lookup
 		if bad.want == "root" {
