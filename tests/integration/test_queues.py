@@ -11,7 +11,7 @@ from harness import Cluster, wait_for
 
 # Written in session 4 (h16q) against the code, but never run: the daemons could not be built
 # on the shared VM before the deadline. Remove this mark after a first green run.
-pytestmark = pytest.mark.skip(reason="not yet run against real daemons (issue 16 §2, h16q)")
+# (h16q wrote this file before it could run; first run at the merge)
 
 ALICE, BOB = "tessera-alice", "tessera-bob"
 GRES = "NodeName=it1 Name=gpu Type=a100 Count=4 MemoryMiB=40960 Simulated=yes\n"
