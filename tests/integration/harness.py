@@ -218,7 +218,9 @@ class Cluster:
         for line in p.stdout.splitlines():
             f = line.split("|")
             if f and f[0] == str(job_id):
-                return f[1], f[2]
+                # the state name only: sacct writes "CANCELLED by <uid>" (tests that check the
+                # canceller read State themselves)
+                return f[1].split(" by ")[0], f[2]
         return None, None
 
     def wait_state(self, job_id, states, timeout=30):
