@@ -8,29 +8,14 @@
 #include <set>
 #include <utility>
 
+#include "common/client_config.h"
+#include "common/config_keys.h"
 #include "common/duration.h"
 #include "common/gres_shares.h"
 #include "common/hostlist.h"
 
 namespace tessera {
 namespace {
-
-// Slurm keys Tessera accepts without acting on them: each use warns with file:line.
-const std::set<std::string> kIgnoredSlurmKeys = {
-    "authtype", "authalttypes", "cryptotype", "credtype", "mpidefault", "proctracktype",
-    "returntoservice", "slurmctldpidfile", "slurmdpidfile", "switchtype", "taskplugin",
-    "schedulertype", "selecttype", "selecttypeparameters", "accountingstoragetype",
-    "jobacctgathertype", "jobacctgatherfrequency", "jobcomptype", "slurmctlddebug",
-    "slurmddebug", "slurmctldlogfile", "slurmdlogfile", "inactivelimit", "waittime",
-    "grestypes", "launchtype", "mailprog", "maxjobcount", "firstjobid", "prioritytype",
-    "slurmctldtimeout", "messagetimeout", "tmpfs", "epilog", "prolog",
-    "taskprolog", "taskepilog", "cgroupplugin", "backupcontroller", "healthcheckprogram",
-    "healthcheckinterval", "topologyparam",
-    "accountingstoragehost", "accountingstorageport", "jobcomploc",
-    "slurmdusers", "defmempercpu", "maxmempercpu", "slurmschedlogfile",
-    "slurmduser", "srunportrange", "propagateresourcelimitsexcept", "usepam", "killonbadexit",
-    "treewidth", "rebootprogram", "resumeprogram", "suspendprogram", "plugindir",
-};
 
 using Setter = std::function<Status(const ConfigPair&, const std::string& where)>;
 
@@ -122,13 +107,7 @@ class Builder {
       }
     }
     if (defaults > 1) return InvalidArgument(c_->path + ": more than one partition has Default=YES");
-    if (!c_->tls_cert.empty() || !c_->tls_key.empty() || !c_->tls_ca.empty()) {
-      if (c_->tls_cert.empty() || c_->tls_key.empty() || c_->tls_ca.empty())
-        return InvalidArgument(c_->path + ": TlsCertFile, TlsKeyFile and TlsCaFile must be set together");
-    }
-    if (c_->ctld_addr.empty()) c_->ctld_addr = c_->ctld_host;
-    if (!ctld_socket_set_)
-      c_->ctld_socket = "/run/tessera/ctld-" + std::to_string(c_->ctld_port) + ".sock";
+    TESSERA_RETURN_IF_ERROR(FinishClientKeys(c_, ctld_socket_set_));  // client_config.h
     std::filesystem::path dir = std::filesystem::path(c_->path).parent_path();
     std::filesystem::path topo = topology_file_.empty() ? "topology.conf" : topology_file_;
     c_->topology_file = topo.is_absolute() ? topo.string() : (dir / topo).string();
@@ -138,43 +117,25 @@ class Builder {
  private:
   Status Scalar(const ConfigPair& p, const std::string& where) {
     const std::string& k = p.key;
+    // The key table (config_keys.h) is the list of keys the code knows; the chain below parses
+    // the cluster's own, the rest are read by noded or the scheduler.
+    const ConfigKey* known = FindConfigKey("tessera.conf", "", k);
+    if (!known && k.rfind("priorityweight", 0) == 0) return Status::Ok();  // the scheduler warns
+    if (!known) {
+      c_->warnings.push_back(where + ": unknown key " + p.raw_key + "; ignored");
+      return Status::Ok();
+    }
+    if (std::string(known->readers) == "ignored") {
+      c_->warnings.push_back(where + ": " + p.raw_key + " is a Slurm key Tessera does not implement; ignored");
+      return Status::Ok();
+    }
+    auto client = ApplyClientKey(p, where, c_, &ctld_socket_set_);  // client_config.h
+    if (!client.ok() || *client) return client.status();
     if (k == "clustername") { c_->cluster_name = p.value; return Status::Ok(); }
-    if (k == "slurmctldhost" || k == "controlmachine") {
-      size_t open = p.value.find('(');
-      c_->ctld_host = p.value.substr(0, open);
-      if (open != std::string::npos) {
-        if (p.value.back() != ')') return BadValue(where, p, "expected host or host(addr)");
-        c_->ctld_addr = p.value.substr(open + 1, p.value.size() - open - 2);
-      }
-      return Status::Ok();
-    }
-    if (k == "controladdr") { c_->ctld_addr = p.value; return Status::Ok(); }
-    if (k == "slurmctldport") {
-      auto n = ParseUint(p.value, "port");
-      if (!n.ok() || *n == 0 || *n > 65535) return BadValue(where, p, "expected a port number");
-      c_->ctld_port = static_cast<uint16_t>(*n);
-      return Status::Ok();
-    }
     if (k == "statesavelocation") { c_->state_dir = p.value; return Status::Ok(); }
-    if (k == "controllersocket") {
-      if (!p.value.empty() && p.value != "none" && p.value[0] != '/')
-        return BadValue(where, p, "expected an absolute path or none");
-      c_->ctld_socket = p.value == "none" ? "" : p.value;
-      ctld_socket_set_ = true;
-      return Status::Ok();
-    }
     if (k == "slurmdspooldir") { c_->spool_dir = p.value; return Status::Ok(); }
     if (k == "tesseralogdir") { c_->log_dir = p.value; return Status::Ok(); }
-    if (k == "authinfo") {
-      for (const auto& opt : SplitList(p.value)) {
-        if (opt.rfind("socket=", 0) == 0) c_->munge_socket = opt.substr(7);
-      }
-      return Status::Ok();
-    }
     if (k == "topologyplugin" || k == "topologyfile") return Topology(p, where);
-    if (k == "tlscertfile") { c_->tls_cert = p.value; return Status::Ok(); }
-    if (k == "tlskeyfile") { c_->tls_key = p.value; return Status::Ok(); }
-    if (k == "tlscafile") { c_->tls_ca = p.value; return Status::Ok(); }
     auto secs = [&](int64_t* dst) -> Status {
       auto v = Seconds(where, p);
       if (!v.ok()) return v.status();
@@ -202,24 +163,7 @@ class Builder {
     if (k == "slurmuser" || k == "tesserauser") { c_->cluster_user = p.value; return Status::Ok(); }
     if (k == "tesseraadmins") { c_->admins = SplitList(p.value); return Status::Ok(); }
     if (k == "tesseraoperators") { c_->operators = SplitList(p.value); return Status::Ok(); }
-    if (k == "cgroupmountpoint" || k == "cgrouppidsmax" || k == "gpuignoredxids" || k == "rdmasysfsroot") {
-      return Status::Ok();  // read by tessera-noded (noded/README.md)
-    }
-    if (k == "scheduleractions" || k == "schedulerplugins" || k == "schedulerparameters" ||
-        k.rfind("priorityweight", 0) == 0 || k == "prioritymaxage" || k == "priorityfavorsmall" ||
-        k == "prioritytimelimitmax" ||  // issue 17 §2
-        k == "accountingstorageenforce" ||
-        k == "preempttype" || k == "preemptmode" || k == "preemptexempttime" ||
-        k == "prioritydecayhalflife" || k == "priorityusageresetperiod" ||  // fair share
-        k == "priorityflags" || k == "prioritycalcperiod") {
-      return Status::Ok();  // read by the scheduler's config (ctld/sched/sched_config.h)
-    }
-    if (kIgnoredSlurmKeys.count(k)) {
-      c_->warnings.push_back(where + ": " + p.raw_key + " is a Slurm key Tessera does not implement; ignored");
-      return Status::Ok();
-    }
-    c_->warnings.push_back(where + ": unknown key " + p.raw_key + "; ignored");
-    return Status::Ok();
+    return Status::Ok();  // read by tessera-noded or the scheduler (config_keys.cc says which)
   }
 
   // TopologyPlugin=topology/tree|block|flat|default, TopologyFile=path (issue 15).

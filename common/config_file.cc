@@ -1,5 +1,7 @@
 #include "common/config_file.h"
 
+#include "common/client_config.h"  // ParseConfigFileLenient
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -12,11 +14,15 @@ namespace {
 constexpr int kMaxIncludeDepth = 16;
 constexpr size_t kMaxConfigBytes = 16 << 20;
 
+// skipped == nullptr: the first error ends the parse. Otherwise a line (or Include) that cannot
+// be read is recorded there as "file:line: message" and the parse goes on (ParseConfigLenient).
 Status ParseInto(std::string_view text, const std::string& filename, int depth,
-                 std::vector<std::string>* stack, std::vector<ConfigLine>* out);
+                 std::vector<std::string>* stack, std::vector<ConfigLine>* out,
+                 std::vector<std::string>* skipped);
 
 Status ParseFileInto(const std::string& path, int depth, std::vector<std::string>* stack,
-                     std::vector<ConfigLine>* out, const std::string& from) {
+                     std::vector<ConfigLine>* out, const std::string& from,
+                     std::vector<std::string>* skipped = nullptr) {
   std::string canon = std::filesystem::weakly_canonical(path).string();
   for (const auto& s : *stack)
     if (s == canon) return InvalidArgument(from + ": include cycle through " + path);
@@ -28,7 +34,7 @@ Status ParseFileInto(const std::string& path, int depth, std::vector<std::string
   std::string text = ss.str();
   if (text.size() > kMaxConfigBytes) return InvalidArgument(path + ": config file too large");
   stack->push_back(canon);
-  Status st = ParseInto(text, path, depth, stack, out);
+  Status st = ParseInto(text, path, depth, stack, out, skipped);
   stack->pop_back();
   return st;
 }
@@ -64,7 +70,17 @@ Result<std::vector<std::string>> Tokenize(const std::string& line, const std::st
 }
 
 Status ParseInto(std::string_view text, const std::string& filename, int depth,
-                 std::vector<std::string>* stack, std::vector<ConfigLine>* out) {
+                 std::vector<std::string>* stack, std::vector<ConfigLine>* out,
+                 std::vector<std::string>* skipped) {
+  // Lenient parse: a bad line is noted and left out instead of ending the parse.
+  // The line's text goes with the message ("...: <text>") so that a reader can tell which
+  // keys it held (client_config.cc).
+  std::string line_text;
+  auto bad = [&](Status st) -> bool {
+    if (!skipped || st.ok()) return false;
+    skipped->push_back(st.message() + ": " + line_text.substr(0, 200));
+    return true;
+  };
   int lineno = 0;
   size_t pos = 0;
   std::string logical;
@@ -75,9 +91,15 @@ Status ParseInto(std::string_view text, const std::string& filename, int depth,
     std::string raw(text.substr(pos, nl - pos));
     pos = nl + 1;
     ++lineno;
-    if (size_t nul = raw.find('\0'); nul != std::string::npos)  // would cut the value short in C
-      return InvalidArgument(filename + ":" + std::to_string(lineno) + ": NUL byte at column " +
-                             std::to_string(nul + 1) + "; a config file is text");
+    // A NUL byte would cut the value short in C.
+    if (size_t nul = raw.find('\0'); nul != std::string::npos) {
+      line_text = logical + raw.substr(0, nul);
+      Status st = InvalidArgument(filename + ":" + std::to_string(lineno) + ": NUL byte at column " +
+                                  std::to_string(nul + 1) + "; a config file is text");
+      if (!bad(st)) return st;
+      logical.clear();
+      continue;
+    }
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (logical.empty()) logical_start = lineno;
     if (!raw.empty() && raw.back() == '\\') {
@@ -88,25 +110,39 @@ Status ParseInto(std::string_view text, const std::string& filename, int depth,
     logical += raw;
     std::string where = filename + ":" + std::to_string(logical_start);
     auto toks = Tokenize(logical, where);
+    line_text = std::move(logical);
     logical.clear();
-    if (!toks.ok()) return toks.status();
+    if (!toks.ok()) {
+      if (bad(toks.status())) continue;
+      return toks.status();
+    }
     if (toks->empty()) continue;
     if (ToLower((*toks)[0]) == "include") {
-      if (toks->size() != 2) return InvalidArgument(where + ": Include takes exactly one path");
-      std::filesystem::path inc = (*toks)[1];
-      if (inc.is_relative()) inc = std::filesystem::path(filename).parent_path() / inc;
-      TESSERA_RETURN_IF_ERROR(ParseFileInto(inc.string(), depth + 1, stack, out, where));
+      Status st = toks->size() != 2 ? InvalidArgument(where + ": Include takes exactly one path")
+                                    : Status::Ok();
+      if (st.ok()) {
+        std::filesystem::path inc = (*toks)[1];
+        if (inc.is_relative()) inc = std::filesystem::path(filename).parent_path() / inc;
+        st = ParseFileInto(inc.string(), depth + 1, stack, out, where, skipped);
+      }
+      if (!st.ok() && !bad(st)) return st;
       continue;
     }
     ConfigLine cl;
     cl.file = filename;
     cl.line = logical_start;
+    Status st;
     for (const auto& t : *toks) {
       size_t eq = t.find('=');
       if (eq == std::string::npos || eq == 0) {
-        return InvalidArgument(where + ": expected Key=Value, got \"" + t + "\"");
+        st = InvalidArgument(where + ": expected Key=Value, got \"" + t + "\"");
+        break;
       }
       cl.pairs.push_back({ToLower(t.substr(0, eq)), t.substr(0, eq), t.substr(eq + 1)});
+    }
+    if (!st.ok()) {
+      if (bad(st)) continue;
+      return st;
     }
     out->push_back(std::move(cl));
   }
@@ -151,7 +187,16 @@ Result<std::vector<ConfigLine>> ParseConfigFile(const std::string& path) {
 Result<std::vector<ConfigLine>> ParseConfigText(std::string_view text, const std::string& filename) {
   std::vector<ConfigLine> out;
   std::vector<std::string> stack{filename};
-  TESSERA_RETURN_IF_ERROR(ParseInto(text, filename, 0, &stack, &out));
+  TESSERA_RETURN_IF_ERROR(ParseInto(text, filename, 0, &stack, &out, nullptr));
+  return out;
+}
+
+Result<std::vector<ConfigLine>> ParseConfigFileLenient(const std::string& path,
+                                                       std::vector<std::string>* skipped) {
+  std::vector<ConfigLine> out;
+  std::vector<std::string> stack;
+  std::vector<std::string> ignored;
+  TESSERA_RETURN_IF_ERROR(ParseFileInto(path, 0, &stack, &out, "", skipped ? skipped : &ignored));
   return out;
 }
 

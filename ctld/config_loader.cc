@@ -1,5 +1,6 @@
 #include "ctld/config_loader.h"
 
+#include "common/config_check.h"
 #include "common/config_file.h"
 #include "ctld/sched/registry.h"
 
@@ -26,6 +27,23 @@ Result<LoadedConfig> LoadConfig(const std::string& path) {
   out.warnings = sched::ConfigWarnings(cluster->warnings, *sched_cfg);
   out.cluster = std::make_shared<ClusterConfig>(std::move(*cluster));
   out.sched = std::make_shared<sched::SchedConfig>(std::move(*sched_cfg));
+  return out;
+}
+
+std::vector<std::string> CheckLaterRefusals(const LoadedConfig& cfg) {
+  std::vector<std::string> out;
+  const sched::SchedConfig& s = *cfg.sched;
+  if (!s.qos.empty() && !s.FindQos("")) {
+    std::string names, where;
+    for (const auto& [name, q] : s.qos) {
+      names += (names.empty() ? "" : ", ") + name;
+      if (where.empty() || q.where < where) where = q.where;
+    }
+    out.push_back(where + ": QOS lines define " + names + " but none is Default=yes or named " +
+                  s.default_qos + ": every job submitted without --qos would be refused " +
+                  "(\"invalid qos specification\")");
+  }
+  for (auto& p : CheckGresMig(*cfg.cluster)) out.push_back(std::move(p));
   return out;
 }
 

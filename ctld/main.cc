@@ -35,7 +35,8 @@ namespace {
 void Usage() {
   std::cout << "usage: tessera-ctld [-f CONFIG] [--check-config] [--init-state]\n"
                "  -f CONFIG        configuration file (default $TESSERA_CONF or /etc/tessera/tessera.conf)\n"
-               "  --check-config   validate the configuration (and gres.conf) and exit\n"
+               "  --check-config   validate the configuration (and gres.conf, topology.conf) and exit:\n"
+               "                   non-zero on anything ctld or noded would refuse, also later\n"
                "  --init-state     take an existing empty (0-byte or table-less) state database as a\n"
                "                   new cluster; without it only an absent file starts a new state\n"
                "  -V, --version    print the version\n";
@@ -69,6 +70,14 @@ int main(int argc, char** argv) {
   }
   tessera::sched::PrintConfigWarnings(std::cerr, "tessera-ctld", loaded->warnings);
   auto cfg = &loaded->cluster;
+  // Issue 21 §2: what ctld or noded would refuse later, said before start.
+  std::vector<std::string> later = tc::CheckLaterRefusals(*loaded);
+  for (const auto& p : later) std::cerr << "tessera-ctld: " << (check_only ? "error: " : "warning: ") << p << "\n";
+  if (check_only && !later.empty()) {
+    std::cerr << "tessera-ctld: " << conf << ": " << later.size()
+              << (later.size() == 1 ? " problem" : " problems") << "; configuration NOT OK\n";
+    return 1;
+  }
   if (check_only) {
     std::cout << conf << ": configuration OK (" << (*cfg)->nodes.size() << " nodes, "
               << (*cfg)->partitions.size() << " partitions, " << loaded->warnings.size() << " warnings)\n";

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/config_check.h"
 #include "common/hostlist.h"
 #include "noded/job_status.h"
 
@@ -41,35 +42,10 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
-Result<MigPlacement> ParsePlacement(const std::string& text) {
-  size_t at = text.find('@');
-  MigPlacement p{text.substr(0, at), 0};
-  if (at == std::string::npos) return p;
-  std::string s = text.substr(at + 1);
-  if (s.empty() || s.size() > 2 || s.find_first_not_of("0123456789") != std::string::npos)
-    return InvalidArgument("bad MIG placement '" + text + "' (expected PROFILE[@START])");
-  p.start = static_cast<uint32_t>(std::stoul(s));
-  return p;
-}
-
-// Full layout from "profile[@start]" items: explicit starts first, the rest placed.
+// Full layout from "profile[@start]" items (common/config_check.h).
 Result<std::vector<MigPlacement>> LayoutFromItems(const MigModel& m,
                                                   const std::vector<std::string>& items) {
-  std::vector<MigPlacement> fixed;
-  std::vector<std::string> floating;
-  for (const auto& it : items) {
-    auto p = ParsePlacement(it);
-    if (!p.ok()) return p.status();
-    if (it.find('@') != std::string::npos)
-      fixed.push_back(*p);
-    else
-      floating.push_back(p->profile);
-  }
-  TESSERA_RETURN_IF_ERROR(ValidateMigLayout(m, fixed));
-  auto placed = PlaceMigProfiles(m, fixed, floating);
-  if (!placed.ok()) return placed.status();
-  fixed.insert(fixed.end(), placed->begin(), placed->end());
-  return fixed;
+  return MigLayoutFromItems(m, items);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "common/cluster_config.h"
+#include "common/config_check.h"
 #include "noded/agent_client.h"
 #include "noded/gpu_backend.h"
 #include "noded/gpu_manager.h"
@@ -40,8 +41,11 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: tessera-noded -N <nodename> [-f <tessera.conf>]\n"
-    "  -N, --node NAME   this node's NodeName in tessera.conf (required)\n"
-    "  -f, --conf PATH   config file (default $TESSERA_CONF or /etc/tessera/tessera.conf)\n";
+    "       tessera-noded --check-config [-N <nodename>] [-f <tessera.conf>]\n"
+    "  -N, --node NAME   this node's NodeName in tessera.conf (required to run)\n"
+    "  -f, --conf PATH   config file (default $TESSERA_CONF or /etc/tessera/tessera.conf)\n"
+    "  --check-config    check what noded reads (tessera.conf, gres.conf) for NAME, or for every\n"
+    "                    node without -N, and exit: non-zero on anything noded would refuse\n";
 
 void Log(const std::string& m) { LogLine("tessera-noded", m); }
 
@@ -53,6 +57,7 @@ int Fatal(const std::string& m) {
 struct Flags {
   std::string node;
   std::string conf = DefaultConfigPath();
+  bool check_only = false;  // --check-config (issue 21 §2)
 };
 
 // Returns -1 to continue, else an exit code.
@@ -71,6 +76,8 @@ int ParseFlags(int argc, char** argv, Flags* f) {
       const char* v = value("-N");
       if (!v) return std::fputs("tessera-noded: -N needs a node name\n", stderr), 2;
       f->node = v;
+    } else if (a == "--check-config") {
+      f->check_only = true;
     } else if (a == "-f" || a == "--conf") {
       const char* v = value("-f");
       if (!v) return std::fputs("tessera-noded: -f needs a path\n", stderr), 2;
@@ -80,7 +87,7 @@ int ParseFlags(int argc, char** argv, Flags* f) {
       return 2;
     }
   }
-  if (f->node.empty()) return std::fprintf(stderr, "tessera-noded: -N is required\n%s", kUsage), 2;
+  if (f->node.empty() && !f->check_only) return std::fprintf(stderr, "tessera-noded: -N is required\n%s", kUsage), 2;
   return -1;
 }
 
@@ -205,9 +212,46 @@ IsolationFacts MakeIsolationFacts(const std::string& node, const NodeSettings& s
   return f;
 }
 
+// --check-config: the config as noded would load it, for one node or all; problems on stderr
+// ("file:line: ..."), exit 1 on any.
+int CheckConfig(const Flags& flags) {
+  auto cfg = LoadClusterConfig(flags.conf);
+  if (!cfg.ok()) {
+    std::fprintf(stderr, "tessera-noded: error: %s\n", cfg.status().message().c_str());
+    return 1;
+  }
+  for (const auto& w : cfg->warnings) std::fprintf(stderr, "tessera-noded: warning: %s\n", w.c_str());
+  std::vector<std::string> problems;
+  std::vector<std::string> nodes;
+  if (!flags.node.empty()) {
+    if (!cfg->FindNode(flags.node))
+      problems.push_back(flags.conf + ": node '" + flags.node + "' is not defined (no NodeName= line names it)");
+    else
+      nodes.push_back(flags.node);
+  } else {
+    for (const auto& n : cfg->nodes) nodes.push_back(n.name);
+  }
+  std::set<std::string> seen;
+  for (const auto& n : nodes) {
+    auto s = ReadNodeSettings(*cfg, n);
+    if (!s.ok() && seen.insert(s.status().message()).second) problems.push_back(s.status().message());
+  }
+  for (auto& p : CheckGresMig(*cfg))
+    if (seen.insert(p).second) problems.push_back(std::move(p));
+  for (const auto& p : problems) std::fprintf(stderr, "tessera-noded: error: %s\n", p.c_str());
+  if (!problems.empty()) {
+    std::fprintf(stderr, "tessera-noded: %s: configuration NOT OK\n", flags.conf.c_str());
+    return 1;
+  }
+  std::printf("%s: configuration OK for %s\n", flags.conf.c_str(),
+              flags.node.empty() ? (std::to_string(nodes.size()) + " nodes").c_str() : flags.node.c_str());
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   Flags flags;
   if (int rc = ParseFlags(argc, argv, &flags); rc >= 0) return rc;
+  if (flags.check_only) return CheckConfig(flags);
   auto cfg = LoadClusterConfig(flags.conf);
   if (!cfg.ok()) return Fatal("cannot load config: " + cfg.status().message());
   for (const auto& w : cfg->warnings) Log("config warning: " + w);

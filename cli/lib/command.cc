@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "common/client_config.h"
 #include "common/cluster_config.h"
 #include "cli/lib/local_controller_api.h"
 #include "common/file_io.h"
@@ -54,7 +55,7 @@ std::string VersionLine() { return std::string("tessera ") + TESSERA_VERSION; }
 
 Result<ClusterConfig> LoadCommandConfig() {
   std::string path = DefaultConfigPath();
-  auto cfg = LoadClusterConfig(path);
+  auto cfg = LoadClientConfig(path);  // only the controller, auth and TLS keys (issue 21 §2)
   if (!cfg.ok())
     return Status(cfg.status().code(),
                   "cannot load configuration " + path + ": " + cfg.status().message());

@@ -66,7 +66,8 @@ void InitMainContext(int argc, char** argv, SystemIdNames* names, CommandContext
 // Flushes std streams and _Exits with rc: no static destructors, no gRPC shutdown (several ms of
 // a command's life; no daemon state lives in a command).
 [[noreturn]] void ExitMain(int rc);
-// Loads DefaultConfigPath(), or an error naming it.
+// Loads the client keys of DefaultConfigPath() (common/client_config.h: controller, auth, TLS;
+// other lines are not read), or an error naming it.
 Result<ClusterConfig> LoadCommandConfig();
 // The controller's Unix socket (a 30 s deadline per call) when this host has it and
 // TESSERA_NO_LOCAL_SOCKET is unset or "0"; kUnavailable otherwise. Calls ctld refuses on the

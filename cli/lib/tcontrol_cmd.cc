@@ -49,9 +49,9 @@ Commands:
   hold JOBID[,JOBID...]         keep pending jobs from starting
   release JOBID[,JOBID...]      undo hold
   requeue JOBID[,JOBID...]      put jobs back in the queue
-  update job JOBID KEY=VALUE... change a job: TimeLimit=TIME, Comment=TEXT, Nice=N,
-                                Priority=N (admins), Partition=NAME and NumNodes=N (pending
-                                jobs); also "update JobId=JOBID ..."
+  update job JOBID KEY=VALUE... change a job: TimeLimit=TIME (only admins raise it),
+                                Comment=TEXT, Nice=N, Priority=N (admins), Partition=NAME and
+                                NumNodes=N (pending jobs); also "update JobId=JOBID ..."
   update node HOSTLIST State=DRAIN|RESUME|DOWN [Reason=TEXT]
   update node NODE Gpu=N MigLayout=PROFILE[@START],...|none
                                 set a MIG-mode GPU's layout (admins); refused, changing

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/lib/trun.h"
+#include "common/client_config.h"
 #include "common/cluster_config.h"
 
 namespace tessera::cli {
@@ -56,7 +57,7 @@ int RunTrun(CommandContext& ctx) {
   hooks.connect_node = [&](const pb::StepNode& n) -> Result<std::unique_ptr<StepAgentApi>> {
     if (!cfg) {
       std::string path = DefaultConfigPath();
-      auto loaded = LoadClusterConfig(path);
+      auto loaded = LoadClientConfig(path);  // TLS and munge only (client_config.h)
       if (!loaded.ok())
         return Status(loaded.status().code(),
                       "cannot load configuration " + path + ": " + loaded.status().message());
