@@ -45,6 +45,10 @@ const std::vector<ConfigKey> kKeys = {
     {kConf, "", "TesseraOperators", "ctld", "carol", "users with operator rights"},
     {kConf, "", "TopologyPlugin", "ctld", "topology/tree", "topology/tree, topology/block or topology/flat (default)"},
     {kConf, "", "TopologyFile", "ctld", "topology.conf", "topology file (default topology.conf beside tessera.conf)"},
+    // Issue 20 §3 (helper h20m, parsed in cluster_config.cc on that branch; NodeName MetricsPort
+    // joins the NodeName rows when it lands).
+    {kConf, "", "MetricsPort", "ctld", "9101", "port of ctld's Prometheus endpoint (0 = none, the default)"},
+    {kConf, "", "MetricsAddress", "ctld, noded", "0.0.0.0", "address the Prometheus endpoints listen on (default 0.0.0.0)"},
     {kConf, "", "CgroupMountpoint", "noded", "/sys/fs/cgroup", "cgroup hierarchy (default /sys/fs/cgroup; `none` = no isolation)"},
     {kConf, "", "CgroupPidsMax", "noded", "16384", "pids limit per job (default 16384; 0 = none)"},
     {kConf, "", "GpuIgnoredXids", "noded", "13,31,43", "GPU XID errors that do not fail a GPU"},

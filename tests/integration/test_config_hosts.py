@@ -118,3 +118,19 @@ def test_noded_check_config_names_node_side_keys(tmp_path):
     _, noded = check(tmp_path, BASE + "CgroupPidsMax=many\n")
     assert noded.returncode == 1
     assert f"{tmp_path}/tessera.conf:4: CgroupPidsMax=many: expected a number" in noded.stderr
+
+
+def test_tqueue_shows_the_qos_a_job_got(fresh_cluster):
+    """Issue 21 §4: a job without --qos shows the default QoS it got, not (null), as squeue."""
+    c = fresh_cluster(nodes=1, extra_conf="QOSName=low Priority=1\nQOSName=high Priority=10 Default=yes\n").start()
+    job = c.submit(["--hold", "--wrap", "true"])
+    assert c.run(["tqueue", "-h", "-j", str(job), "-o", "%q"]).stdout.strip() == "high"
+    assert " QOS=high" in c.run(["tcontrol", "show", "job", str(job)]).stdout
+    low = c.submit(["--hold", "--qos=low", "--wrap", "true"])
+    assert c.run(["tqueue", "-h", "-j", str(low), "-o", "%q"]).stdout.strip() == "low"
+
+
+def test_without_qos_lines_jobs_show_normal(fresh_cluster):
+    c = fresh_cluster(nodes=1).start()
+    job = c.submit(["--hold", "--wrap", "true"])
+    assert c.run(["tqueue", "-h", "-j", str(job), "-o", "%q"]).stdout.strip() == "normal"
