@@ -139,6 +139,11 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
   r.submit_host = submit_host;
   r.spec = std::move(spec);
   ApplyAssocDefaults(r, r.spec.time_limit_s != 0);  // issue 16: DefaultAccount, default QoS
+  // Issue 21 §4: the job records the QoS it gets (tqueue %q, show job QOS=, tacct), as slurmctld
+  // does: the default QoS (Default=yes, else "normal"; "normal" when no QoS is configured). Left
+  // empty when QoS lines exist and none is the default: CheckSubmit refuses the job then.
+  if (r.spec.qos.empty() && (sched_cfg_->qos.empty() || sched_cfg_->FindQos("")))
+    r.spec.qos = sched_cfg_->default_qos;
   sched::JobSnap snap = SchedBridge::ToSnap(r);
   if (NeedsMigCheck(snap)) TESSERA_RETURN_IF_ERROR(CheckMigSatisfiable(*cfg_, nodes_, snap));
   else TESSERA_RETURN_IF_ERROR(sched::CheckSatisfiable(snap, SchedBridge::EmptyCluster(*cfg_, topology_->snap)));

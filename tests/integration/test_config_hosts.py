@@ -24,7 +24,8 @@ def test_typo_outside_client_keys_leaves_commands_working(fresh_cluster):
     # ctld refuses the file, naming file:line, before start and on reconfigure
     p = subprocess.run([f"{BIN}/tessera-ctld", "-f", c.conf, "--check-config"], capture_output=True, text=True)
     assert p.returncode != 0
-    quote = f"{c.conf}:{lineno(bad, 'MaxTime=1')}: unterminated quote"
+    quote_line = lineno(bad, '"MaxTime=1')
+    quote = f"{c.conf}:{quote_line}: unterminated quote"
     assert quote in p.stderr, p.stderr
     r = c.run(["tcontrol", "reconfigure"], check=False)
     assert r.returncode != 0
