@@ -8,7 +8,7 @@ namespace {
 constexpr const char* kConf = "tessera.conf";
 constexpr const char* kGres = "gres.conf";
 constexpr const char* kTopo = "topology.conf";
-constexpr const char* kAll = "ctld, noded, commands, bridge";
+constexpr const char* kAll = "ctld, noded, commands";
 constexpr const char* kIgnored = "ignored";
 constexpr const char* kIgnoredWhy = "a Slurm key Tessera accepts and does not act on (warning with file:line)";
 

@@ -15,7 +15,7 @@ struct ConfigKey {
   const char* line;     // "" = a global line; else the line kind: "NodeName", "PartitionName",
                         // "QOSName", "AccountName", "UserName", "SwitchName", "BlockName", "Name"
   const char* names;    // spellings, "|"-separated, the first the documented one
-  const char* readers;  // who acts on it: "ctld", "noded", "commands", "bridge", "scheduler"
+  const char* readers;  // who acts on it: "ctld", "noded", "commands", "scheduler"
                         // (ctld's), or "ignored" (a Slurm key accepted with a warning)
   const char* example;  // a valid value (the unit test loads every one)
   const char* meaning;
