@@ -132,3 +132,16 @@ def test_bash_completion_covers_trun_and_srun(dev):
         p = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
         want = "--jobid" if words[1] == "--job" else "--nodes"
         assert want in p.stdout.split(), (words, p.stdout, p.stderr)
+
+
+def test_missing_output_directory_shows_why_in_tqueue_and_show_job(dev, tmp_path):
+    """The guide's note under the first example: without `mkdir -p logs` the job fails, and
+    the cause is its reason in tqueue and tcontrol show job, not only in --events."""
+    work = str(tmp_path)
+    p = dev.run(["tbatch", "--parsable", "-o", "nologs/%x-%j.out", "--wrap", "true"], cwd=work)
+    job = int(p.stdout.strip())
+    assert dev.wait_state(job, "FAILED")[0] == "FAILED"
+    out = dev.run(["tqueue", "-h", "-t", "all", "-j", str(job), "-o", "%T %R"]).stdout.strip()
+    reason = f"cannot open output file {work}/nologs/wrap-{job}.out: No such file or directory"
+    assert out == f"FAILED ({reason})", out
+    assert f" Reason={reason.replace(' ', '_')} " in dev.run(["tcontrol", "show", "job", str(job)]).stdout
