@@ -2,6 +2,7 @@
 
 #include "common/config_check.h"
 #include "common/config_file.h"
+#include "common/duration.h"
 #include "ctld/sched/registry.h"
 
 namespace tessera::ctld {
@@ -42,6 +43,25 @@ std::vector<std::string> CheckLaterRefusals(const LoadedConfig& cfg) {
     out.push_back(where + ": QOS lines define " + names + " but none is Default=yes or named " +
                   s.default_qos + ": every job submitted without --qos would be refused " +
                   "(\"invalid qos specification\")");
+  }
+  // A partition's time limit for jobs without --time (DefaultTime, else MaxTime) that its
+  // MaxTime or the default QoS's MaxWall refuses: every such job waits forever or is refused.
+  const sched::QosConfig* def_qos = s.qos.empty() ? nullptr : s.FindQos("");
+  for (const auto& part : cfg.cluster->partitions) {
+    int64_t limit = part.default_time_s >= 0 ? part.default_time_s : part.max_time_s;
+    if (part.default_time_s >= 0 && part.max_time_s >= 0 && part.default_time_s > part.max_time_s)
+      out.push_back(part.where + ": partition " + part.name + " has DefaultTime " +
+                    FormatDuration(part.default_time_s) + " above its MaxTime " +
+                    FormatDuration(part.max_time_s) + ": every job submitted there without " +
+                    "--time would " + (cfg.cluster->enforce_part_limits == "NO"
+                                           ? "wait forever (PartitionTimeLimit)"
+                                           : "be refused"));
+    else if (def_qos && def_qos->max_wall > 0 && limit > def_qos->max_wall)
+      out.push_back(part.where + ": partition " + part.name + " gives jobs without --time " +
+                    FormatDuration(limit) + ", above the MaxWall " +
+                    FormatDuration(def_qos->max_wall) + " of the default QOS " + def_qos->name +
+                    " (" + def_qos->where + "): every such job without --qos would be refused " +
+                    "(QOSMaxWallDurationPerJobLimit)");
   }
   for (auto& p : CheckGresMig(*cfg.cluster)) out.push_back(std::move(p));
   return out;

@@ -22,7 +22,8 @@ Result<LoadedConfig> LoadConfig(const std::string& path);
 
 // What a loaded config would make ctld or noded refuse later (issue 21 §2), "file:line: ..."
 // each: QOS lines none of which is the default (Default=yes, or one named normal) — every job
-// without --qos would be refused "invalid qos specification" — and gres.conf's MIG keys
+// without --qos would be refused "invalid qos specification" —, a partition whose time limit for
+// jobs without --time is above its MaxTime or the default QoS's MaxWall, and gres.conf's MIG keys
 // (common/config_check.h). `tessera-ctld --check-config` exits 1 on any; a normal start warns.
 std::vector<std::string> CheckLaterRefusals(const LoadedConfig& cfg);
 

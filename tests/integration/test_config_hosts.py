@@ -91,6 +91,27 @@ def test_qos_without_default_does_refuse_jobs(fresh_cluster):
     assert c.run(["tbatch", "--qos=high", "--wrap", "true"], check=False).returncode == 0
 
 
+def test_check_config_default_time_above_max_time(tmp_path):
+    conf = "SlurmctldHost=localhost\nNodeName=n1 CPUs=2 RealMemory=1000\n" \
+           "PartitionName=p Nodes=n1 Default=YES MaxTime=1:00:00 DefaultTime=2:00:00\n"
+    ctld, _ = check(tmp_path, conf)
+    assert ctld.returncode == 1
+    assert (f"{tmp_path}/tessera.conf:3: partition p has DefaultTime 2:00:00 above its MaxTime "
+            "1:00:00: every job submitted there without --time would wait forever "
+            "(PartitionTimeLimit)") in ctld.stderr, ctld.stderr
+
+
+def test_check_config_partition_default_above_default_qos_max_wall(tmp_path):
+    conf = BASE.replace("Default=YES", "Default=YES DefaultTime=4:00:00") + "QOSName=normal MaxWall=1:00:00\n"
+    ctld, _ = check(tmp_path, conf)
+    assert ctld.returncode == 1
+    assert (f"{tmp_path}/tessera.conf:3: partition p gives jobs without --time 4:00:00, above the "
+            f"MaxWall 1:00:00 of the default QOS normal ({tmp_path}/tessera.conf:4)") in ctld.stderr, ctld.stderr
+    ok, _ = check(tmp_path, BASE.replace("Default=YES", "Default=YES DefaultTime=30:00") +
+                  "QOSName=normal MaxWall=1:00:00\n")
+    assert ok.returncode == 0, ok.stderr
+
+
 GPU = "NodeName=n1 Name=gpu Type=a100 Count=1 MemoryMiB=40960 Simulated=yes "
 
 
