@@ -1,12 +1,12 @@
 #include "common/config_file.h"
 
-#include "common/client_config.h"  // ParseConfigFileLenient
-
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "common/client_config.h"  // ParseConfigFileLenient
 
 namespace tessera {
 namespace {
@@ -15,7 +15,7 @@ constexpr int kMaxIncludeDepth = 16;
 constexpr size_t kMaxConfigBytes = 16 << 20;
 
 // skipped == nullptr: the first error ends the parse. Otherwise a line (or Include) that cannot
-// be read is recorded there as "file:line: message" and the parse goes on (ParseConfigLenient).
+// be read is recorded there as "file:line: message" and the parse goes on (ParseConfigFileLenient).
 Status ParseInto(std::string_view text, const std::string& filename, int depth,
                  std::vector<std::string>* stack, std::vector<ConfigLine>* out,
                  std::vector<std::string>* skipped);
