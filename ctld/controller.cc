@@ -57,6 +57,7 @@ Status Controller::Start(const Recovered& rec) {
     if (row.drain || row.down) {
       n->reason = row.reason;
       n->reason_time = row.reason_time;
+      n->reason_uid = row.reason_uid;
     }
   }
   for (const auto& row : rec.gpu_drains) gpu_drains_[{row.node, row.gpu}] = row;
@@ -391,6 +392,22 @@ void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Fini
         [ack](const Status&) { ack(); });
     return;
   }
+  if (!f.batch_usage.empty()) {  // issue 19: the .batch step's usage, for sacct
+    StepRecord b;
+    b.job_id = id;
+    b.step_id = kBatchStepId;
+    b.name = "batch";
+    b.nodelist = node;
+    b.ntasks = 1;
+    b.ncpus = j->alloc.front().cpus;
+    b.state = static_cast<int>(f.state);
+    b.exit_code = f.exit_code;
+    b.exit_signal = f.exit_signal;
+    b.start_time = j->start_time;
+    b.end_time = f.end_time;
+    b.usage = f.batch_usage;
+    jobs_.FinishStep(b);
+  }
   bool gpu_fail = false;
   std::string gpu_why = TakeGpuFailureEnd(id, &gpu_fail);  // a GPU failure stopped it (issue 14)
   if (j->requeue_requested) {
@@ -546,6 +563,7 @@ void Controller::CheckNodes() {
     n.base = NodeBase::kDown;
     n.reason = "Not responding";
     n.reason_time = now;
+    n.reason_uid = -1;
     FailNodeJobs(n, "node " + name + " not responding");
   }
 }

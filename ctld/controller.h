@@ -46,6 +46,7 @@ struct RegisterInfo {
     int64_t end_time;
     std::string message;
     uint64_t run = 0;  // the run that ended; 0 = unknown (old noded)
+    std::string batch_usage;  // issue 19: serialized tessera.v1.StepUsage of .batch; "" = none
   };
   std::vector<Finished> finished;
   std::string os, arch;  // issue 19: the host's uname ("" = not reported)
@@ -126,7 +127,9 @@ class Controller {
   // Field updates; a new partition must exist and admit the job's time limit.
   Status UpdateJob(uint64_t id, const Caller& c, const JobUpdate& u);
   // Drain/down/resume; the node state is stored (node_state) before it changes in memory.
-  Status UpdateNode(const std::string& name, const std::string& action, const std::string& reason);
+  // `uid`: the caller, recorded as who set the reason (sinfo -R USER); -1 unknown.
+  Status UpdateNode(const std::string& name, const std::string& action, const std::string& reason,
+                    int64_t uid = -1);
   // Per-GPU drain/resume (admins; controller_gpus.cc, issue 14): `action` DRAIN (reason
   // required) or RESUME of GPU `gpu` on every node of `expr`. Durable (gpu_drain) before memory
   // changes, then told to each connected node (GpuDrain). Refused, changing nothing: an unknown
@@ -144,8 +147,9 @@ class Controller {
     uint32_t master_port = 0;
   };
   Result<StepReply> CreateStep(uint64_t job_id, const Caller& c, const StepRequest& req, const std::string& name);
+  // `usage`: the step's serialized tessera.v1.StepUsage (issue 19), "" = none.
   Status CompleteStep(uint64_t job_id, uint32_t step_id, const Caller& c, JobState state,
-                      int32_t exit_code, int32_t exit_signal);
+                      int32_t exit_code, int32_t exit_signal, std::string usage = "");
 
   // Swaps in a new, already validated configuration.
   void Reconfigure(std::shared_ptr<const ClusterConfig> cfg, std::shared_ptr<const sched::SchedConfig> sched_cfg);

@@ -81,7 +81,7 @@ bool AdminDown(const NodeRuntime& n) {
 }  // namespace
 
 Status Controller::UpdateNode(const std::string& expr, const std::string& action,
-                              const std::string& reason) {
+                              const std::string& reason, int64_t uid) {
   auto names = ExpandHostlist(expr);
   if (!names.ok()) return names.status();
   for (const auto& name : *names)
@@ -96,8 +96,8 @@ Status Controller::UpdateNode(const std::string& expr, const std::string& action
   for (const auto& name : *names) {
     const NodeRuntime* n = nodes_.Find(name);
     NodeStateRow row{name, false, false, "", 0};
-    if (action == "DRAIN") row = {name, true, AdminDown(*n), reason, now};
-    if (action == "DOWN") row = {name, n->drain, true, reason, now};
+    if (action == "DRAIN") row = {name, true, AdminDown(*n), reason, now, uid};
+    if (action == "DOWN") row = {name, n->drain, true, reason, now, uid};
     b.PutNodeState(row);
     if (action == "RESUME")  // an admin resume also returns the node's drained GPUs (issue 14)
       for (auto it = gpu_drains_.lower_bound({name, 0});
@@ -111,6 +111,7 @@ Status Controller::UpdateNode(const std::string& expr, const std::string& action
       n->drain = true;
       n->reason = reason;
       n->reason_time = now;
+      n->reason_uid = uid;
     } else if (action == "RESUME") {
       n->drain = false;
       n->reason.clear();
@@ -130,6 +131,7 @@ Status Controller::UpdateNode(const std::string& expr, const std::string& action
       n->base = NodeBase::kDown;
       n->reason = reason;
       n->reason_time = now;
+      n->reason_uid = uid;
       FailNodeJobs(*n, "node set DOWN: " + reason);
     }
   }

@@ -111,6 +111,7 @@ void Controller::CheckGpuCount(NodeRuntime& n) {
     n.drain = true;
     n.reason = reason;
     n.reason_time = clock_->Now();
+    n.reason_uid = -1;
     row = {n.config->name, true, false, reason, n.reason_time};
   } else if (ours) {
     Log("node " + n.config->name + " reports its " + std::to_string(want) +

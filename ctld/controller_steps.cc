@@ -61,7 +61,7 @@ Result<Controller::StepReply> Controller::CreateStep(uint64_t job_id, const Call
 }
 
 Status Controller::CompleteStep(uint64_t job_id, uint32_t step_id, const Caller& c, JobState state,
-                                int32_t exit_code, int32_t exit_signal) {
+                                int32_t exit_code, int32_t exit_signal, std::string usage) {
   auto it = steps_.find({job_id, step_id});
   if (it == steps_.end()) return NotFound("no running step " + std::to_string(job_id) + "." + std::to_string(step_id));
   JobRecord* j = jobs_.Find(job_id);
@@ -72,6 +72,7 @@ Status Controller::CompleteStep(uint64_t job_id, uint32_t step_id, const Caller&
   s.exit_code = exit_code;
   s.exit_signal = exit_signal;
   s.end_time = clock_->Now();
+  s.usage = std::move(usage);
   TESSERA_RETURN_IF_ERROR(jobs_.FinishStepDurably(s));
   steps_.erase(it);
   step_gpus_.erase({job_id, step_id});

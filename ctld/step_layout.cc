@@ -5,6 +5,25 @@
 namespace tessera::ctld {
 
 Result<std::vector<StepPlacement>> LayoutStep(const JobRecord& job, const StepRequest& req) {
+  if (!req.node_names.empty()) {  // srun -w/-x (issue 19): these nodes of the job, in this order
+    JobRecord view;
+    view.job_id = job.job_id;
+    for (const auto& name : req.node_names) {
+      auto it = std::find_if(job.alloc.begin(), job.alloc.end(),
+                             [&](const NodeAlloc& a) { return a.node == name; });
+      if (it == job.alloc.end())
+        return InvalidArgument("Requested node configuration is not available: node " + name +
+                               " is not part of job " + std::to_string(job.job_id));
+      if (std::any_of(view.alloc.begin(), view.alloc.end(),
+                      [&](const NodeAlloc& a) { return a.node == name; }))
+        return InvalidArgument("node " + name + " is named twice");
+      view.alloc.push_back(*it);
+    }
+    StepRequest r = req;
+    r.node_names.clear();
+    if (r.nodes == 0 || r.nodes > view.alloc.size()) r.nodes = static_cast<uint32_t>(view.alloc.size());
+    return LayoutStep(view, r);
+  }
   const auto& alloc = job.alloc;
   if (alloc.empty()) return FailedPrecondition("job " + std::to_string(job.job_id) + " has no allocation");
   uint32_t nodes = req.nodes ? req.nodes : static_cast<uint32_t>(alloc.size());

@@ -18,6 +18,9 @@ struct StepRequest {
   // gpunode (issue 14): the step's own GPUs (step_gpus.h); all 0 = the job's GPUs, none held.
   uint32_t gpus_per_node = 0, gpus = 0, gpus_per_task = 0;
   std::string gpu_type;
+  // Issue 19 (srun -w/-x): the step's nodes in this order, each one of the job's (else
+  // "Requested node configuration is not available"); empty = the job's first `nodes`.
+  std::vector<std::string> node_names;
 };
 
 struct StepPlacement {

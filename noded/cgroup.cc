@@ -1,11 +1,13 @@
 #include "noded/cgroup.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <sstream>
+#include <vector>
 
 #include "common/file_io.h"
 #include "noded/cgroup_impl.h"
@@ -56,7 +58,8 @@ CgroupMounts DetectCgroups(const std::string& proc_mounts, const std::string& ro
   CgroupMounts m;
   m.root = StripSlash(root_in);
   std::istringstream in(proc_mounts);
-  static const char* kControllers[] = {"cpuset", "memory", "devices", "pids", "freezer"};
+  // cpuacct: only for usage accounting (task_usage.h, issue 19); jobs do not join it.
+  static const char* kControllers[] = {"cpuset", "memory", "devices", "pids", "freezer", "cpuacct"};
   for (std::string line; std::getline(in, line);) {
     std::istringstream ls(line);
     std::string dev, dir, type, opts;
@@ -161,6 +164,16 @@ int64_t KeyedValue(const std::string& text, const std::string& key) {
 }
 
 Status RemoveCgroupDir(const std::string& dir) {
+  // Child cgroups first (issue 19: the per-task accounting cgroups under a job's).
+  if (DIR* d = ::opendir(dir.c_str())) {
+    std::vector<std::string> kids;
+    while (dirent* e = ::readdir(d))
+      if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 &&
+          std::strcmp(e->d_name, "..") != 0)
+        kids.push_back(dir + "/" + e->d_name);
+    ::closedir(d);
+    for (const auto& k : kids) (void)RemoveCgroupDir(k);
+  }
   for (int tries = 0; tries < 40; ++tries) {
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return Status::Ok();
     if (errno != EBUSY) break;

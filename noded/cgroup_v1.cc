@@ -1,5 +1,6 @@
 // cgroup v1 (see cgroup.h). Hierarchy per controller: <mount>/tessera/<node>/job_<id>.
 #include <signal.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,6 +8,8 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
+#include <algorithm>
 
 #include "common/file_io.h"
 #include "noded/cgroup_impl.h"
@@ -185,12 +188,29 @@ Status CgroupV1::Freeze(const std::string& name, bool frozen) {
   return Status::Ok();
 }
 
+// v1 counts an OOM kill in the victim's own memory cgroup only: the job's tasks live in
+// accounting children (task_usage.h, issue 19), so their counters count too. -1: no counter.
+static int64_t OomKillsUnder(const std::string& dir) {
+  auto oc = ReadFile(dir + "/memory.oom_control");
+  if (!oc.ok()) return -1;
+  int64_t kills = KeyedValue(*oc, "oom_kill");
+  if (kills < 0) return -1;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    std::vector<std::string> kids;
+    while (dirent* e = ::readdir(d))
+      if (e->d_type == DT_DIR && e->d_name[0] != '.') kids.push_back(dir + "/" + e->d_name);
+    ::closedir(d);
+    for (const auto& k : kids) kills += std::max<int64_t>(0, OomKillsUnder(k));
+  }
+  return kills;
+}
+
 Result<bool> CgroupV1::OomKilled(const std::string& name) {
   if (!Has("memory")) return false;
   std::string d = Dir("memory", name);
   auto oc = ReadFile(d + "/memory.oom_control");
   if (!oc.ok()) return oc.status();
-  int64_t kills = KeyedValue(*oc, "oom_kill");
+  int64_t kills = OomKillsUnder(d);
   if (kills >= 0) return kills > 0;
   // Kernels before 4.13 have no oom_kill counter: under_oom or a hit limit is the best sign.
   if (KeyedValue(*oc, "under_oom") > 0) return true;
@@ -200,6 +220,8 @@ Result<bool> CgroupV1::OomKilled(const std::string& name) {
 
 Status CgroupV1::Remove(const std::string& name) {
   Status first = Status::Ok();
+  // cpuacct: the job's tasks' accounting cgroups only (task_usage.h, issue 19).
+  if (Has("cpuacct")) (void)RemoveCgroupDir(Dir("cpuacct", name));
   for (const char* c : kV1Controllers) {
     if (!Has(c)) continue;
     std::string d = Dir(c, name);

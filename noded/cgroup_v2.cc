@@ -1,4 +1,5 @@
 // cgroup v2 (see cgroup.h): <root>/tessera/<node>/job_<id>.
+#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -74,10 +75,29 @@ Status CgroupV2::AddPid(const std::string& name, pid_t pid) {
   return WriteCgroupFile(Dir(name) + "/cgroup.procs", std::to_string(pid));
 }
 
+// With the processes of the job's child cgroups (the accounting cgroups of its tasks,
+// task_usage.h, issue 19).
+static void ChildProcs(const std::string& dir, std::vector<pid_t>* out) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  std::vector<std::string> kids;
+  while (dirent* e = ::readdir(d))
+    if (e->d_type == DT_DIR && e->d_name[0] != '.') kids.push_back(dir + "/" + e->d_name);
+  ::closedir(d);
+  for (const auto& k : kids) {
+    auto t = ReadFile(k + "/cgroup.procs");
+    if (t.ok())
+      for (pid_t p : ParsePidList(*t)) out->push_back(p);
+    ChildProcs(k, out);
+  }
+}
+
 Result<std::vector<pid_t>> CgroupV2::Procs(const std::string& name) {
   auto t = ReadFile(Dir(name) + "/cgroup.procs");
   if (!t.ok()) return t.status();
-  return ParsePidList(*t);
+  std::vector<pid_t> out = ParsePidList(*t);
+  ChildProcs(Dir(name), &out);
+  return out;
 }
 
 Status CgroupV2::Freeze(const std::string& name, bool frozen) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/file_io.h"
+#include "noded/task_usage.h"
 
 namespace tessera::noded {
 
@@ -22,6 +23,8 @@ v1::JobFinished ToJobFinished(uint64_t id, const JobStatus& s, uint64_t run) {
   f.set_exit_signal(s.exit_signal);
   f.set_end_time(s.end_time);
   f.set_message(s.message);
+  TaskUsage u;  // issue 19: the .batch step's usage
+  if (!s.usage.empty() && ParseUsageText(s.usage, &u)) *f.mutable_batch_usage() = ToStepUsage({u}, "");
   return f;
 }
 

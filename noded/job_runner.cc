@@ -18,6 +18,7 @@
 
 #include "common/filename_pattern.h"
 #include "noded/stepd_signal.h"
+#include "noded/task_usage.h"
 
 
 namespace tessera::noded {
@@ -209,6 +210,10 @@ struct Supervision {
   std::string err_path;
   CgroupManager* cgroup;
   std::string cgroup_name;
+  // Issue 19 (h19): the batch script's accounting cgroup ("" = none) and its usage.
+  const TaskUsageCgroups* usage = nullptr;
+  std::string acct;
+  TaskUsage* batch_usage = nullptr;
 };
 
 // Every process of the job's cgroup (none without one).
@@ -274,14 +279,22 @@ JobStatus Supervise(const Supervision& s) {
     int64_t next = kill_at;
     if (ending == JobState::kUnspecified && deadline >= 0 && suspended_at < 0) next = deadline;
     int timeout = next < 0 ? -1 : static_cast<int>(std::max<int64_t>(0, next - now));
+    if (s.usage && !s.acct.empty()) {  // issue 19: sample VmSize/RSS once a second
+      s.usage->Sample(s.acct, s.batch_usage);
+      timeout = timeout < 0 ? 1000 : std::min(timeout, 1000);
+    }
     pollfd p{s.sfd, POLLIN, 0};
     ::poll(&p, 1, timeout);
     signalfd_siginfo si{};
     while (::read(s.sfd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
       if (si.ssi_signo == SIGCHLD) {
         int st = 0;
-        for (pid_t r; (r = ::waitpid(-1, &st, WNOHANG)) > 0;)
-          if (r == s.pid) wstatus = st, exited = true;
+        struct rusage ru {};
+        for (pid_t r; (r = ::wait4(-1, &st, WNOHANG, &ru)) > 0;)
+          if (r == s.pid) {
+            wstatus = st, exited = true;
+            if (s.batch_usage) FromRusage(ru, s.batch_usage);  // the cgroup's figures win
+          }
         continue;
       }
       int sig = 0;
@@ -341,7 +354,9 @@ JobStatus Failed(const std::string& message, int code = 1) {
 }  // namespace
 
 static JobStatus RunAndSupervise(const tessera::v1::LaunchJob& l, const JobRunOptions& opts,
-                                 ChildPlan& plan, CgroupManager* cgroup);
+                                 ChildPlan& plan, CgroupManager* cgroup,
+                                 const TaskUsageCgroups* usage, const std::string& acct,
+                                 TaskUsage* batch_usage);
 
 void BlockJobSignals() {
   // Default dispositions for everything (what noded ignored, e.g. SIGPIPE, would otherwise be
@@ -395,6 +410,9 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
   plan.exec_path = ResolveProgram(plan.argv[0], plan.env, plan.workdir);
 
   std::unique_ptr<CgroupManager> cgroup;
+  std::unique_ptr<TaskUsageCgroups> usage;  // issue 19: the .batch step's usage
+  std::string acct;
+  TaskUsage batch_usage;
   if (opts.isolation && !opts.isolation->cgroup_root.empty()) {
     const JobIsolation& iso = *opts.isolation;
     cgroup = MakeCgroupManager(DetectCgroupsOnHost(iso.cgroup_root));
@@ -404,11 +422,21 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
     for (const auto& w : cgroup->TakeWarnings()) Say(opts, "warning: " + w);
     plan.join_files = cgroup->ProcsFiles(iso.cgroup.name);
     plan.cgroup_name = iso.cgroup.name;
+    usage = std::make_unique<TaskUsageCgroups>(DetectCgroupsOnHost(iso.cgroup_root));
+    acct = TaskUsageCgroups::TaskName(iso.cgroup.name, "batch", 0);
+    if (Status us = usage->enabled() ? usage->Create(acct) : Status::Ok(); !us.ok()) {
+      Say(opts, "warning: no accounting cgroup for the batch script: " + us.message());
+      acct.clear();
+    }
+    if (usage->enabled() && !acct.empty())  // joined after the job's own (issue 19)
+      for (const auto& f : usage->ProcsFiles(acct)) plan.join_files.push_back(f);
     Say(opts, std::string("cgroup ") + CgroupModeName(cgroup->mode()) + " " + iso.cgroup.name +
                   ": cpus " + iso.cgroup.cpus + ", memory " +
                   std::to_string(iso.cgroup.memory_bytes) + " bytes");
   }
-  JobStatus st = RunAndSupervise(l, opts, plan, cgroup.get());
+  JobStatus st = RunAndSupervise(l, opts, plan, cgroup.get(), usage.get(), acct, &batch_usage);
+  if (usage && usage->enabled() && !acct.empty()) usage->Read(acct, &batch_usage);
+  st.usage = FormatUsageText(batch_usage);
   if (cgroup) {
     (void)cgroup->KillAll(plan.cgroup_name);
     if (Status rm = cgroup->Remove(plan.cgroup_name); !rm.ok()) Say(opts, "warning: " + rm.message());
@@ -419,7 +447,9 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
 // The job's process is started with vfork (no copy of stepd's page tables, no copy-on-write
 // faults before the exec): RunChild runs on data prepared here.
 static JobStatus RunAndSupervise(const tessera::v1::LaunchJob& l, const JobRunOptions& opts,
-                                 ChildPlan& plan, CgroupManager* cgroup) {
+                                 ChildPlan& plan, CgroupManager* cgroup,
+                                 const TaskUsageCgroups* usage, const std::string& acct,
+                                 TaskUsage* batch_usage) {
   sigset_t mask;
   sigemptyset(&mask);
   for (int s : {SIGCHLD, SIGTERM, SIGUSR1}) sigaddset(&mask, s);
@@ -449,7 +479,8 @@ static JobStatus RunAndSupervise(const tessera::v1::LaunchJob& l, const JobRunOp
   }
   Say(opts, "job " + std::to_string(l.job_id()) + " started as pid " + std::to_string(pid) +
                 " (uid " + std::to_string(l.uid()) + "), output " + plan.out_path);
-  JobStatus st = Supervise({pid, sfd, l, opts, plan.err_path, cgroup, plan.cgroup_name});
+  JobStatus st = Supervise(
+      {pid, sfd, l, opts, plan.err_path, cgroup, plan.cgroup_name, usage, acct, batch_usage});
   ::close(sfd);
   return st;
 }

@@ -46,6 +46,7 @@ std::string FormatJobStatus(const JobStatus& s) {
       << "exit_signal=" << s.exit_signal << "\n"
       << "end_time=" << s.end_time << "\n"
       << "message=" << msg << "\n";
+  if (!s.usage.empty()) out << "usage=" << s.usage << "\n";
   return out.str();
 }
 
@@ -70,6 +71,8 @@ Result<JobStatus> ParseJobStatus(const std::string& text, const std::string& whe
       have_state = true;
     } else if (key == "message") {
       s.message = val;
+    } else if (key == "usage") {
+      s.usage = val;
     } else if (key == "exit_code" || key == "exit_signal" || key == "end_time") {
       if (!ParseInt(val, &n)) return InvalidArgument(at + key + " is not a number: '" + val + "'");
       if (key == "exit_code") s.exit_code = static_cast<int32_t>(n);

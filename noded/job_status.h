@@ -2,7 +2,7 @@
 // The per-job status file that tessera-stepd writes when a job ends (and that noded writes
 // itself when a launch fails or a stepd is lost). Its presence means "the job has finished".
 //
-// Format: one `key=value` per line, keys state, exit_code, exit_signal, end_time, message
+// Format: one `key=value` per line, keys state, exit_code, exit_signal, end_time, message, usage
 // (state is the Slurm name, e.g. COMPLETED; message has newlines replaced by spaces).
 // Unknown keys are ignored (forward compatible); a missing or unknown state is an error.
 // Writes are atomic (WriteFileAtomic), so a reader sees either no file or a complete one.
@@ -22,6 +22,8 @@ struct JobStatus {
   int32_t exit_signal = 0;
   int64_t end_time = 0;
   std::string message;
+  // Issue 19 (h19): the batch script's usage (task_usage.h FormatUsageText: numbers); "" none.
+  std::string usage;
 
   bool operator==(const JobStatus&) const = default;
 };

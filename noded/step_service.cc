@@ -125,11 +125,17 @@ grpc::Status StepService::RunTasks(grpc::ServerContext* ctx, const v1::RunTasksR
     return rpc::ToGrpc(FailedPrecondition("step " + step + " was already started on node " +
                                           opts_.node_name));
   std::string cg_name;
-  auto cgroup = JobCgroup(cgroups_.Find(req->job_id()), &cg_name);
+  auto iso = cgroups_.Find(req->job_id());
+  auto cgroup = JobCgroup(iso, &cg_name);
+  std::unique_ptr<TaskUsageCgroups> usage;
   if (cgroup) {
     plan->cgroup = cgroup.get();
     plan->cgroup_name = cg_name;
+    usage = std::make_unique<TaskUsageCgroups>(DetectCgroupsOnHost(iso->cgroup_root));
+    plan->usage = usage.get();
   }
+  plan->usage_step = "step_" + std::to_string(req->step_id());
+  plan->node_name = opts_.node_name;
   TaskSet tasks(std::move(*plan), log_);
   if (Status st = tasks.Start(); !st.ok()) {
     if (log_) log_("step " + step + ": cannot start the tasks: " + st.message());
@@ -174,6 +180,47 @@ grpc::Status StepService::SignalTasks(grpc::ServerContext* ctx,
   std::lock_guard<std::mutex> lock(mu_);
   auto it = running_.find({req->job_id(), req->step_id()});
   if (it != running_.end()) it->second->Signal(req->signal());
+  return grpc::Status::OK;
+}
+
+// Issue 19 (h19, sattach).
+grpc::Status StepService::AttachTasks(grpc::ServerContext* ctx,
+                                      const v1::AttachTasksRequest* req,
+                                      grpc::ServerWriter<v1::TaskOutput>* writer) {
+  auto grant = Authorize(*ctx, req->job_id(), req->step_id(), std::chrono::milliseconds(0));
+  if (!grant.ok()) return rpc::ToGrpc(grant.status());
+  std::shared_ptr<TaskSet::Attached> att;
+  TaskSet* tasks = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = running_.find({req->job_id(), req->step_id()});
+    if (it != running_.end()) tasks = it->second, att = tasks->Attach();
+  }
+  if (!att)
+    return rpc::ToGrpc(NotFound("step " + StepName(req->job_id(), req->step_id()) +
+                                " runs no tasks on node " + opts_.node_name));
+  bool ended = false;
+  while (!ended && !ctx->IsCancelled()) {
+    auto m = att->Next(200, &ended);
+    if (m && !writer->Write(*m)) break;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);  // the set outlives this only while it runs
+    auto it = running_.find({req->job_id(), req->step_id()});
+    if (it != running_.end() && it->second == tasks) tasks->Detach(att);
+  }
+  return grpc::Status::OK;
+}
+
+// Issue 19 (h19, sstat): the live usage of this node's tasks of a running step.
+grpc::Status StepService::GetStepUsage(grpc::ServerContext* ctx,
+                                       const v1::GetStepUsageRequest* req,
+                                       v1::GetStepUsageResponse* resp) {
+  auto grant = Authorize(*ctx, req->job_id(), req->step_id(), std::chrono::milliseconds(0));
+  if (!grant.ok()) return rpc::ToGrpc(grant.status());
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = running_.find({req->job_id(), req->step_id()});
+  if (it != running_.end()) *resp->mutable_usage() = it->second->LiveUsage();
   return grpc::Status::OK;
 }
 

@@ -60,8 +60,17 @@ class StepService final : public tessera::v1::StepAgent::Service {
 
   grpc::Status RunTasks(grpc::ServerContext* ctx, const tessera::v1::RunTasksRequest* req,
                         grpc::ServerWriter<tessera::v1::TaskOutput>* writer) override;
+  // Issue 19 (h19, sstat): the live usage of this node's tasks of a running step; the grant's
+  // user or root (as SignalTasks). An unknown or ended step answers an empty usage.
+  grpc::Status GetStepUsage(grpc::ServerContext* ctx, const tessera::v1::GetStepUsageRequest* req,
+                            tessera::v1::GetStepUsageResponse* resp) override;
   grpc::Status SignalTasks(grpc::ServerContext* ctx, const tessera::v1::SignalTasksRequest* req,
                            tessera::v1::SignalTasksResponse* resp) override;
+  // Issue 19 (h19, sattach): a copy of this node's tasks' output of a running step from now on,
+  // until they have all ended here (or the caller goes); the grant's user or root. A step not
+  // running here: NOT_FOUND.
+  grpc::Status AttachTasks(grpc::ServerContext* ctx, const tessera::v1::AttachTasksRequest* req,
+                           grpc::ServerWriter<tessera::v1::TaskOutput>* writer) override;
 
   // Agent thread: a StepGrant from the controller. On a node without the job's batch step the
   // job's cgroup here is made first (StepCgroups), then the grant is published.

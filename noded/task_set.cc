@@ -9,7 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 extern char** environ;
@@ -185,16 +187,29 @@ Status TaskSet::StartOne(size_t i, int devnull) {
     return Internal(std::string("fork: ") + std::strerror(fork_errno));
   }
   ::setpgid(pid, pid);  // also in the child: whichever runs first
+  std::string acct;
   if (gate[1] >= 0) {
     Status cg = plan_.cgroup->AddPid(plan_.cgroup_name, pid);
     if (!cg.ok() && log_) log_("warning: task rank " + std::to_string(p.rank) +
                                " runs outside the job's cgroup: " + cg.message());
+    if (cg.ok() && plan_.usage && plan_.usage->enabled()) {  // issue 19: its accounting cgroup
+      acct = TaskUsageCgroups::TaskName(plan_.cgroup_name, plan_.usage_step, p.rank);
+      Status us = plan_.usage->Create(acct);
+      if (us.ok()) us = plan_.usage->Join(acct, pid);
+      if (!us.ok()) {
+        if (log_) log_("warning: task rank " + std::to_string(p.rank) +
+                       ": no accounting cgroup: " + us.message());
+        acct.clear();
+      }
+    }
     ::close(gate[1]);
   }
   ::fcntl(out[0], F_SETFL, O_NONBLOCK);
   ::fcntl(err[0], F_SETFL, O_NONBLOCK);
   std::lock_guard<std::mutex> lock(mu_);
   p.pid = pid;
+  p.acct = acct;
+  p.usage.rank = p.rank;
   p.out = out[0];
   p.err = err[0];
   return Status::Ok();
@@ -209,6 +224,10 @@ void TaskSet::Signal(int sig) {
 void TaskSet::KillAll(int sig) { Signal(sig); }
 
 bool TaskSet::Send(const Emit& emit, const v1::TaskOutput& m) {
+  if (!m.has_usage()) {  // sattach copies (issue 19)
+    std::lock_guard<std::mutex> lock(attached_mu_);
+    for (auto& a : attached_) a->Push(m);
+  }
   if (receiver_gone_) return false;
   if (!emit(m)) receiver_gone_ = true;
   return !receiver_gone_;
@@ -235,7 +254,7 @@ void TaskSet::Reap(int64_t now) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& p : procs_) {
     if (p.pid <= 0 || p.reaped) continue;
-    if (::waitpid(p.pid, &p.status, WNOHANG) != p.pid) continue;
+    if (::wait4(p.pid, &p.status, WNOHANG, &p.ru) != p.pid) continue;
     ::kill(-p.pid, SIGKILL);  // what the task left behind in its process group
     p.reaped = true;
     p.reaped_ms = now;
@@ -258,6 +277,7 @@ void TaskSet::Run(const Emit& emit, const std::function<bool()>& cancelled) {
       KillAll(SIGKILL);
       kill_at = -1;
     }
+    SampleUsage(now);
     Reap(now);
     bool all_done = true;
     std::vector<pollfd> fds;
@@ -281,7 +301,14 @@ void TaskSet::Run(const Emit& emit, const std::function<bool()>& cancelled) {
       if (p.out >= 0) fds.push_back({p.out, POLLIN, 0});
       if (p.err >= 0) fds.push_back({p.err, POLLIN, 0});
     }
-    if (all_done) return;
+    if (all_done) {
+      {
+        std::lock_guard<std::mutex> lock(attached_mu_);
+        finished_ = true;
+        for (auto& a : attached_) a->End();
+      }
+      return FinishUsage(emit);
+    }
     ::poll(fds.data(), fds.size(), 100);
     for (auto& p : procs_) {
       for (auto& f : fds) {
@@ -291,6 +318,87 @@ void TaskSet::Run(const Emit& emit, const std::function<bool()>& cancelled) {
       }
     }
   }
+}
+
+void TaskSet::SampleUsage(int64_t now) {
+  if (!plan_.usage || now - sampled_ms_ < 1000) return;
+  sampled_ms_ = now;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& p : procs_)
+    if (p.pid > 0 && !p.reaped && !p.acct.empty()) plan_.usage->Sample(p.acct, &p.usage);
+}
+
+void TaskSet::FinishUsage(const Emit& emit) {
+  std::vector<TaskUsage> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& p : procs_) {
+      if (p.pid <= 0) continue;
+      FromRusage(p.ru, &p.usage);  // the cgroup's counters, where there is one, win
+      if (!p.acct.empty()) plan_.usage->Read(p.acct, &p.usage);
+      all.push_back(p.usage);
+    }
+  }
+  if (plan_.usage) plan_.usage->RemoveStep(plan_.cgroup_name, plan_.usage_step);
+  if (all.empty()) return;
+  v1::TaskOutput m;
+  *m.mutable_usage() = ToStepUsage(all, plan_.node_name);
+  Send(emit, m);
+}
+
+std::shared_ptr<TaskSet::Attached> TaskSet::Attach() {
+  auto a = std::make_shared<Attached>();
+  std::lock_guard<std::mutex> lock(attached_mu_);
+  if (finished_) a->End();
+  else attached_.push_back(a);
+  return a;
+}
+
+void TaskSet::Detach(const std::shared_ptr<Attached>& a) {
+  std::lock_guard<std::mutex> lock(attached_mu_);
+  attached_.erase(std::remove(attached_.begin(), attached_.end(), a), attached_.end());
+}
+
+void TaskSet::Attached::Push(const v1::TaskOutput& m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (q_.size() >= 4096) q_.pop_front(), ++dropped_;
+  q_.push_back(m);
+  cv_.notify_all();
+}
+
+void TaskSet::Attached::End() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ended_ = true;
+  cv_.notify_all();
+}
+
+uint64_t TaskSet::Attached::dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dropped_;
+}
+
+std::optional<v1::TaskOutput> TaskSet::Attached::Next(int wait_ms, bool* ended) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(wait_ms), [&] { return !q_.empty() || ended_; });
+  *ended = ended_ && q_.empty();
+  if (q_.empty()) return std::nullopt;
+  v1::TaskOutput m = std::move(q_.front());
+  q_.pop_front();
+  return m;
+}
+
+v1::StepUsage TaskSet::LiveUsage() {
+  std::vector<TaskUsage> all;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& p : procs_) {
+    if (p.pid <= 0 || p.reaped) continue;
+    if (!p.acct.empty()) {
+      plan_.usage->Sample(p.acct, &p.usage);
+      plan_.usage->Read(p.acct, &p.usage);
+    }
+    all.push_back(p.usage);
+  }
+  return ToStepUsage(all, plan_.node_name);
 }
 
 }  // namespace tessera::noded

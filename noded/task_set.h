@@ -19,6 +19,10 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <optional>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -27,6 +31,7 @@
 
 #include "common/status.h"
 #include "noded/cgroup.h"
+#include "noded/task_usage.h"
 #include "tessera/v1/step.pb.h"
 
 namespace tessera::noded {
@@ -45,6 +50,11 @@ struct TaskPlan {
   std::vector<Task> tasks;
   CgroupManager* cgroup = nullptr;  // not owned; nullptr = no cgroup
   std::string cgroup_name;
+  // Issue 19 (h19): per-task accounting cgroups "<cgroup_name>/<usage_step>/task_<rank>"
+  // (task_usage.h); nullptr = usage from wait4's rusage only. Not owned.
+  TaskUsageCgroups* usage = nullptr;
+  std::string usage_step;          // "step_<id>"
+  std::string node_name;           // names this node in the usage
   int64_t kill_wait_ms = 30000;
 };
 
@@ -70,6 +80,29 @@ class TaskSet {
   void Signal(int sig);
   // Thread-safe: asks Run to stop the tasks (SIGTERM, kill_wait, SIGKILL).
   void Cancel() { cancel_ = true; }
+  // Thread-safe (issue 19, sstat): the live usage of the tasks still running here.
+  tessera::v1::StepUsage LiveUsage();
+  // Thread-safe (issue 19, sattach): a copy of the tasks' output (Data and Exit messages) from
+  // now on, queued for another thread. Next() blocks up to `wait_ms` for a message; nullopt
+  // with *ended once the set has finished (every task's Exit was queued before). At most 4096
+  // messages wait per listener; a slower reader loses the oldest (counted in dropped).
+  class Attached {
+   public:
+    std::optional<tessera::v1::TaskOutput> Next(int wait_ms, bool* ended);
+    uint64_t dropped() const;
+
+   private:
+    friend class TaskSet;
+    void Push(const tessera::v1::TaskOutput& m);
+    void End();
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<tessera::v1::TaskOutput> q_;
+    bool ended_ = false;
+    uint64_t dropped_ = 0;
+  };
+  std::shared_ptr<Attached> Attach();
+  void Detach(const std::shared_ptr<Attached>& a);
 
  private:
   struct Proc {
@@ -80,7 +113,18 @@ class TaskSet {
     int status = 0;
     int64_t reaped_ms = 0;
     bool exit_sent = false;
+    TaskUsage usage;            // sampled while it runs; final figures after it ended
+    std::string acct;           // its accounting cgroup; "" = none
+    struct rusage ru {};        // wait4's, for tasks without one
   };
+  // Samples each running task's processes (VmSize, RSS) at most once a second.
+  void SampleUsage(int64_t now);
+  // Sends this node's usage (one TaskOutput.usage) and removes the accounting cgroups.
+  void FinishUsage(const Emit& emit);
+  int64_t sampled_ms_ = 0;
+  std::mutex attached_mu_;
+  std::vector<std::shared_ptr<Attached>> attached_;
+  bool finished_ = false;  // under attached_mu_: Run returned
   Status StartOne(size_t index, int devnull);
   void ReadSome(Proc& p, int* fd, uint32_t stream, const Emit& emit);
   void Reap(int64_t now);

@@ -31,7 +31,8 @@
   X(CreateReservation, ReservationRequest, ReservationResponse)  \
   X(UpdateReservation, ReservationRequest, ReservationResponse)  \
   X(DeleteReservation, ReservationRequest, ReservationResponse)  \
-  X(ListReservations, ListReservationsRequest, ListReservationsResponse)
+  X(ListReservations, ListReservationsRequest, ListReservationsResponse) \
+  X(ShowConfig, ShowConfigRequest, ShowConfigResponse)
 
 // Declares `Result<pb::Resp> Name(const pb::Req&) override;` in a ControllerApi implementation.
 #define TESSERA_CONTROLLER_API_OVERRIDE(Name, Req, Resp) \

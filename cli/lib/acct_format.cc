@@ -1,6 +1,7 @@
 #include "cli/lib/acct_format.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "cli/lib/job_view.h"
@@ -47,8 +48,39 @@ constexpr FieldDef kFields[] = {
 
 std::string Date(int64_t t) { return FormatTimestamp(t, /*unknown_word=*/true); }
 
-// Fields Tessera does not record (no job step accounting yet): printed empty, as sacct does
-// when a value is unknown.
+constexpr uint32_t kBatchStepId = 0xfffffffb;  // the controller's .batch step record
+
+// sacct's CPU times: D-HH:MM:SS, HH:MM:SS, MM:SS.mmm with milliseconds, else 00:MM:SS.
+std::string CpuTime(uint64_t ms, bool with_ms) {
+  uint64_t secs = ms / 1000, sub = with_ms ? ms % 1000 : 0;
+  uint64_t d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
+  char buf[64];
+  if (d)
+    std::snprintf(buf, sizeof buf, "%llu-%02llu:%02llu:%02llu", (unsigned long long)d,
+                  (unsigned long long)h, (unsigned long long)m, (unsigned long long)s);
+  else if (h)
+    std::snprintf(buf, sizeof buf, "%02llu:%02llu:%02llu", (unsigned long long)h,
+                  (unsigned long long)m, (unsigned long long)s);
+  else if (sub)
+    std::snprintf(buf, sizeof buf, "%02llu:%02llu.%03llu", (unsigned long long)m,
+                  (unsigned long long)s, (unsigned long long)sub);
+  else
+    std::snprintf(buf, sizeof buf, "00:%02llu:%02llu", (unsigned long long)m,
+                  (unsigned long long)s);
+  return buf;
+}
+
+// KiB as sacct prints memory: the largest unit that keeps the number exact (1048576 -> 1G).
+std::string Kib(uint64_t v) {
+  if (v == 0) return "0";
+  const char* units = "KMGTP";
+  int u = 0;
+  while (v >= 1024 && v % 1024 == 0 && u < 4) v /= 1024, ++u;
+  return std::to_string(v) + units[u];
+}
+
+// Fields Tessera does not record: printed empty, as sacct does when a value is unknown (the
+// usage fields it gathers are answered by UsageValue first).
 bool UnknownField(const std::string& f) {
   return f == "MaxRSS" || f == "MaxVMSize" || f == "SystemCPU" || f == "UserCPU" ||
          f == "TotalCPU" || f.rfind("Ave", 0) == 0 || f.rfind("Max", 0) == 0 ||
@@ -96,7 +128,8 @@ std::string MoreValue(const std::string& field, const pb::JobInfo& job, const Id
 
 
 std::string Value(const std::string& field, const pb::JobInfo& job, const IdNames& names,
-                  int64_t now) {
+                  int64_t now, const pb::StepUsage& usage) {
+  if (auto u = UsageValue(field, usage, job.nodelist())) return *u;
   bool started = job.start_time() > 0;
   if (field == "Account") return AccountOf(job);
   if (field == "AllocCPUS") return started ? std::to_string(CpuCount(job)) : "0";
@@ -170,6 +203,15 @@ std::string Row(const std::vector<std::string>& values, const std::vector<AcctCo
 
 }  // namespace
 
+std::string AcctFieldList() {
+  std::string out, line;
+  for (const auto& f : kFields) {
+    if (line.size() + std::string(f.name).size() + 1 > 80) out += line + "\n", line.clear();
+    line += (line.empty() ? "" : " ") + std::string(f.name);
+  }
+  return out + line + "\n";
+}
+
 Result<std::vector<AcctColumn>> ParseAcctFields(std::string_view spec) {
   std::vector<AcctColumn> out;
   for (const std::string& raw : Split(spec, ',')) {
@@ -225,13 +267,34 @@ pb::JobInfo BatchRow(const pb::JobInfo& job) {
 }
 
 std::vector<pb::JobInfo> WithSteps(const std::vector<pb::JobInfo>& jobs,
-                                   const std::vector<pb::StepInfo>& steps) {
+                                   const std::vector<pb::StepInfo>& steps,
+                                   std::vector<pb::StepUsage>* usage) {
   std::vector<pb::JobInfo> out;
+  std::vector<pb::StepUsage> use;
   for (const auto& job : jobs) {
+    // The job's own row: the CPU time of all its steps of this run (issue 19).
+    size_t job_row = out.size();
     out.push_back(job);
-    if (job.start_time() > 0 && StateOf(job) != JobState::kPending) out.push_back(BatchRow(job));
+    use.emplace_back();
+    auto this_run = [&](const pb::StepInfo& s) {
+      return s.job_id() == job.job_id() &&
+             !(job.requeue_count() > 0 && s.start_time() > 0 &&
+               (s.start_time() < job.start_time() ||
+                (job.end_time() > 0 && s.start_time() > job.end_time())));
+    };
+    auto add_cpu = [&](const pb::StepUsage& su) {
+      use[job_row].set_user_cpu_ms(use[job_row].user_cpu_ms() + su.user_cpu_ms());
+      use[job_row].set_system_cpu_ms(use[job_row].system_cpu_ms() + su.system_cpu_ms());
+    };
+    if (job.start_time() > 0 && StateOf(job) != JobState::kPending) {
+      out.push_back(BatchRow(job));
+      use.emplace_back();
+      for (const auto& s : steps)
+        if (s.step_id() == kBatchStepId && this_run(s)) use.back() = s.usage();
+      add_cpu(use.back());
+    }
     for (const auto& s : steps) {
-      if (s.job_id() != job.job_id()) continue;
+      if (s.job_id() != job.job_id() || s.step_id() == kBatchStepId) continue;
       // A requeued job (tacct -D rows, issue 16 §4): each run row gets the steps of its run.
       if (job.requeue_count() > 0 && s.start_time() > 0 &&
           (s.start_time() < job.start_time() || (job.end_time() > 0 && s.start_time() > job.end_time())))
@@ -252,13 +315,51 @@ std::vector<pb::JobInfo> WithSteps(const std::vector<pb::JobInfo>& jobs,
       row.set_num_cpus(s.ncpus());
       row.clear_alloc();
       out.push_back(std::move(row));
+      use.push_back(s.usage());
+      add_cpu(s.usage());
     }
   }
+  if (usage) *usage = std::move(use);
   return out;
 }
 
+std::optional<std::string> UsageValue(const std::string& f, const pb::StepUsage& u,
+                                      const std::string& node) {
+  auto at = [&](const std::string& n) { return n.empty() ? node : n; };
+  uint64_t cpu = u.user_cpu_ms() + u.system_cpu_ms();
+  if (f == "TotalCPU") return CpuTime(cpu, true);
+  if (f == "UserCPU") return CpuTime(u.user_cpu_ms(), true);
+  if (f == "SystemCPU") return CpuTime(u.system_cpu_ms(), true);
+  static const char* kStepOnly[] = {"MaxRSS", "MaxRSSNode", "MaxRSSTask", "AveRSS", "MaxVMSize",
+                                    "MaxVMSizeNode", "MaxVMSizeTask", "AveVMSize", "MinCPU",
+                                    "MinCPUNode", "MinCPUTask", "AveCPU", "MaxPages",
+                                    "MaxPagesNode", "MaxPagesTask", "AvePages"};
+  bool known = false;
+  for (const char* k : kStepOnly) known = known || f == k;
+  if (!known) return std::nullopt;
+  if (u.ntasks() == 0) return std::string();  // not gathered (or a job's own row)
+  uint32_t n = u.ntasks();
+  if (f == "MaxRSS") return Kib(u.max_rss_kib());
+  if (f == "MaxRSSNode") return at(u.max_rss_node());
+  if (f == "MaxRSSTask") return std::to_string(u.max_rss_task());
+  if (f == "AveRSS") return Kib(u.sum_rss_kib() / n);
+  if (f == "MaxVMSize") return Kib(u.max_vmsize_kib());
+  if (f == "MaxVMSizeNode") return at(u.max_vmsize_node());
+  if (f == "MaxVMSizeTask") return std::to_string(u.max_vmsize_task());
+  if (f == "AveVMSize") return Kib(u.sum_vmsize_kib() / n);
+  if (f == "MinCPU") return CpuTime(u.min_cpu_ms(), false);
+  if (f == "MinCPUNode") return at(u.min_cpu_node());
+  if (f == "MinCPUTask") return std::to_string(u.min_cpu_task());
+  if (f == "AveCPU") return CpuTime(cpu / n, false);
+  if (f == "MaxPages") return std::to_string(u.max_pages());
+  if (f == "MaxPagesNode") return at(u.max_pages_node());
+  if (f == "MaxPagesTask") return std::to_string(u.max_pages_task());
+  return std::to_string(u.sum_pages() / n);  // AvePages
+}
+
 std::string FormatAcct(const std::vector<pb::JobInfo>& jobs, const std::vector<AcctColumn>& cols,
-                       AcctLayout layout, bool header, const IdNames& names, int64_t now) {
+                       AcctLayout layout, bool header, const IdNames& names, int64_t now,
+                       const std::vector<pb::StepUsage>* usage) {
   std::string out;
   if (header) {
     std::vector<std::string> titles;
@@ -273,9 +374,13 @@ std::string FormatAcct(const std::vector<pb::JobInfo>& jobs, const std::vector<A
       out += Row(titles, cols, layout);
     }
   }
-  for (const auto& job : jobs) {
+  static const pb::StepUsage kNone;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto& job = jobs[i];
+    const pb::StepUsage& u = usage && i < usage->size() ? (*usage)[i] : kNone;
     std::vector<std::string> values;
-    for (const auto& c : cols) values.push_back(EscapeControlChars(Value(c.name, job, names, now)));
+    for (const auto& c : cols)
+      values.push_back(EscapeControlChars(Value(c.name, job, names, now, u)));
     out += Row(values, cols, layout);
   }
   return out;

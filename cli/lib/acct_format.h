@@ -5,6 +5,7 @@
 // the header, over-long values cut with a trailing '+'), --parsable (each value followed by
 // '|') and --parsable2 ('|' between values only).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,19 +37,35 @@ struct AcctColumn {
   int width = 10;    // negative = left-justified (JobID)
 };
 
+// Every field name, space-separated, several per line (sacct/sstat -e).
+std::string AcctFieldList();
+
 // Errors: invalid field "Foo" in --format (the valid fields are listed).
 Result<std::vector<AcctColumn>> ParseAcctFields(std::string_view spec);
 
+// `usage` (issue 19, h19): per row (parallel to `jobs`), the usage WithSteps gathered; null =
+// none (usage fields print empty, CPU totals 00:00:00).
 std::string FormatAcct(const std::vector<tessera::v1::JobInfo>& jobs,
                        const std::vector<AcctColumn>& columns, AcctLayout layout, bool header,
-                       const IdNames& names, int64_t now);
+                       const IdNames& names, int64_t now,
+                       const std::vector<tessera::v1::StepUsage>* usage = nullptr);
+
+// One usage field (MaxRSS, AveRSS, MaxVMSize, AveCPU, MinCPU, TotalCPU, UserCPU, SystemCPU,
+// MaxPages, ... and their Node/Task companions) as sacct and sstat print it; nullopt = not a
+// usage field. `node` stands in for an empty node name (the .batch step's node).
+std::optional<std::string> UsageValue(const std::string& field,
+                                      const tessera::v1::StepUsage& u, const std::string& node);
 
 // Jobs followed by their steps, as sacct lists them: the batch script's "42.batch" (jobs that
 // started), then each trun step "42.0"; an array element's steps are "1230_4.batch",
 // "1230_4.0". Steps inherit the job's user and account and show no partition. Steps of jobs
 // not in `jobs` are dropped. (No ".extern" step: Slurm makes one only with
 // PrologFlags=Contain, which Tessera does not have.)
+// `usage` (issue 19): filled parallel to the result: each step's gathered usage (the .batch
+// step's from the controller's batch step record, id 0xfffffffb), and on a job's own row the
+// CPU time of all its steps (TotalCPU, UserCPU, SystemCPU; ntasks 0).
 std::vector<tessera::v1::JobInfo> WithSteps(const std::vector<tessera::v1::JobInfo>& jobs,
-                                            const std::vector<tessera::v1::StepInfo>& steps);
+                                            const std::vector<tessera::v1::StepInfo>& steps,
+                                            std::vector<tessera::v1::StepUsage>* usage = nullptr);
 
 }  // namespace tessera::cli

@@ -99,6 +99,10 @@ class ControllerApi {
     (void)req;
     return Status(Code::kUnimplemented, "ListReservations is not implemented by " + Target());
   }
+  virtual Result<pb::ShowConfigResponse> ShowConfig(const pb::ShowConfigRequest& req) {  // issue 19
+    (void)req;
+    return Status(Code::kUnimplemented, "ShowConfig is not implemented by " + Target());
+  }
 };
 
 }  // namespace tessera::cli

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "cli/lib/id_names.h"
 #include "cli/lib/text_util.h"
 #include "common/control_chars.h"
 #include "common/duration.h"
@@ -135,8 +137,18 @@ bool NeedsReason(pb::NodeState s) {
          s == pb::NODE_FAILED;
 }
 
+// sinfo -R USER: who set the reason, as a name (the uid where it has none); Unknown when the
+// controller set it or it was set before reason users were recorded.
+std::string ReasonUser(const pb::NodeInfo& n, const IdNames* names) {
+  if (!n.has_reason_uid()) return "Unknown";
+  uint32_t uid = n.reason_uid();
+  std::string name = names ? names->UserName(uid) : "";
+  return name.empty() ? std::to_string(uid) : name;
+}
+
 std::string ReasonView(const std::vector<const pb::PartitionInfo*>& parts,
-                       const std::vector<pb::NodeInfo>& nodes, bool header) {
+                       const std::vector<pb::NodeInfo>& nodes, bool header,
+                       const IdNames* names) {
   std::map<std::string, std::vector<std::string>> by_reason;
   std::vector<std::string> reason_order;
   std::set<std::string> seen;
@@ -145,7 +157,8 @@ std::string ReasonView(const std::vector<const pb::PartitionInfo*>& parts,
       if (!NeedsReason(n->state()) || !seen.insert(n->name()).second) continue;
       std::string reason = n->reason().empty() ? "Not responding" : EscapeControlChars(n->reason());
       // Rows are per reason and time, as sinfo -R (issue 19: TIMESTAMP is the reason's time).
-      std::string key = reason + '\n' + FormatTimestamp(n->reason_time(), /*unknown_word=*/true);
+      std::string key = reason + '\n' + ReasonUser(*n, names) + '\n' +
+                        FormatTimestamp(n->reason_time(), /*unknown_word=*/true);
       if (!by_reason.count(key)) reason_order.push_back(key);
       by_reason[key].push_back(n->name());
     }
@@ -157,8 +170,9 @@ std::string ReasonView(const std::vector<const pb::PartitionInfo*>& parts,
   std::string out;
   if (header) out += line("REASON", "USER", "TIMESTAMP", "NODELIST", false);
   for (const auto& key : reason_order) {
-    size_t nl = key.rfind('\n');
-    out += line(key.substr(0, nl), "Unknown", key.substr(nl + 1), Compress(by_reason[key]), true);
+    size_t nl = key.rfind('\n'), ul = key.find('\n');
+    out += line(key.substr(0, ul), key.substr(ul + 1, nl - ul - 1), key.substr(nl + 1),
+                Compress(by_reason[key]), true);
   }
   // One line per drained GPU (issue 14): "gpu<index>: <reason>", then its node.
   seen.clear();
@@ -216,7 +230,7 @@ std::string FormatInfo(const std::vector<pb::PartitionInfo>& partitions,
   std::vector<const pb::PartitionInfo*> parts;
   for (const auto& p : partitions)
     if (opts.partitions.empty() || Contains(opts.partitions, p.name())) parts.push_back(&p);
-  if (opts.list_reasons) return ReasonView(parts, nodes, opts.header);
+  if (opts.list_reasons) return ReasonView(parts, nodes, opts.header, opts.names);
   if (opts.node_oriented) return NodeView(parts, nodes, opts.header);
   return PartitionView(parts, nodes, opts.header);
 }

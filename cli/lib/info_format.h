@@ -12,11 +12,14 @@
 
 namespace tessera::cli {
 
+class IdNames;
+
 struct InfoOptions {
   bool node_oriented = false;
   bool list_reasons = false;
   bool header = true;
   std::vector<std::string> partitions;  // empty = all
+  const IdNames* names = nullptr;  // -R: the reason's user (uid as a number without it)
 };
 
 // sinfo's compact lower-case state: idle, mix, alloc, down, drain, drng, fail, unk.

@@ -22,7 +22,9 @@ Status GrpcStepAgentApi::Explain(const Status& s) const {
   return Status(s.code(), "node " + target_ + ": " + s.message());
 }
 
-Status GrpcStepAgentApi::RunTasks(const v1::RunTasksRequest& req, const OnOutput& on_output) {
+// A server stream of TaskOutput, cancellable by Cancel().
+template <typename Call>
+Status GrpcStepAgentApi::Stream(const Call& call, const OnOutput& on_output) {
   grpc::ClientContext ctx;
   Status cred = rpc::AttachCredential(*codec_, &ctx);
   if (!cred.ok()) return Status(cred.code(), "munge credential: " + cred.message());
@@ -31,7 +33,7 @@ Status GrpcStepAgentApi::RunTasks(const v1::RunTasksRequest& req, const OnOutput
     if (cancelled_) return Status(Code::kCancelled, "cancelled");
     active_ = &ctx;
   }
-  auto reader = stub_->RunTasks(&ctx, req);
+  auto reader = call(&ctx);
   v1::TaskOutput m;
   while (reader->Read(&m)) on_output(m);
   grpc::Status st = reader->Finish();
@@ -44,6 +46,17 @@ Status GrpcStepAgentApi::RunTasks(const v1::RunTasksRequest& req, const OnOutput
   if (st.ok()) return Status::Ok();
   if (cancelled) return Status(Code::kCancelled, "cancelled");
   return Explain(rpc::FromGrpc(st));
+}
+
+Status GrpcStepAgentApi::RunTasks(const v1::RunTasksRequest& req, const OnOutput& on_output) {
+  return Stream([&](grpc::ClientContext* ctx) { return stub_->RunTasks(ctx, req); }, on_output);
+}
+
+Status GrpcStepAgentApi::AttachTasks(uint64_t job, uint32_t step, const OnOutput& on_output) {
+  v1::AttachTasksRequest req;
+  req.set_job_id(job);
+  req.set_step_id(step);
+  return Stream([&](grpc::ClientContext* ctx) { return stub_->AttachTasks(ctx, req); }, on_output);
 }
 
 void GrpcStepAgentApi::Cancel() {
@@ -60,6 +73,20 @@ Status GrpcStepAgentApi::SignalTasks(const v1::SignalTasksRequest& req) {
   v1::SignalTasksResponse resp;
   grpc::Status st = stub_->SignalTasks(&ctx, req, &resp);
   return st.ok() ? Status::Ok() : Explain(rpc::FromGrpc(st));
+}
+
+Result<v1::StepUsage> GrpcStepAgentApi::GetStepUsage(uint64_t job, uint32_t step) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  Status cred = rpc::AttachCredential(*codec_, &ctx);
+  if (!cred.ok()) return Status(cred.code(), "munge credential: " + cred.message());
+  v1::GetStepUsageRequest req;
+  req.set_job_id(job);
+  req.set_step_id(step);
+  v1::GetStepUsageResponse resp;
+  grpc::Status st = stub_->GetStepUsage(&ctx, req, &resp);
+  if (!st.ok()) return Explain(rpc::FromGrpc(st));
+  return resp.usage();
 }
 
 }  // namespace tessera::cli

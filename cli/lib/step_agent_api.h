@@ -27,6 +27,20 @@ class StepAgentApi {
   // Thread-safe; also effective before RunTasks starts.
   virtual void Cancel() = 0;
   virtual Status SignalTasks(const tessera::v1::SignalTasksRequest& req) = 0;
+  // Issue 19 (sattach): a copy of this node's tasks' output of a running step, until they end
+  // here; blocks like RunTasks (Cancel ends it).
+  virtual Status AttachTasks(uint64_t job, uint32_t step, const OnOutput& on_output) {
+    (void)job;
+    (void)step;
+    (void)on_output;
+    return Status(Code::kUnimplemented, "AttachTasks is not implemented by " + Target());
+  }
+  // Issue 19 (sstat): the live usage of this node's tasks of a running step.
+  virtual Result<tessera::v1::StepUsage> GetStepUsage(uint64_t job, uint32_t step) {
+    (void)job;
+    (void)step;
+    return Status(Code::kUnimplemented, "GetStepUsage is not implemented by " + Target());
+  }
 };
 
 class GrpcStepAgentApi final : public StepAgentApi {
@@ -37,8 +51,12 @@ class GrpcStepAgentApi final : public StepAgentApi {
   Status RunTasks(const tessera::v1::RunTasksRequest& req, const OnOutput& on_output) override;
   void Cancel() override;
   Status SignalTasks(const tessera::v1::SignalTasksRequest& req) override;
+  Result<tessera::v1::StepUsage> GetStepUsage(uint64_t job, uint32_t step) override;
+  Status AttachTasks(uint64_t job, uint32_t step, const OnOutput& on_output) override;
 
  private:
+  template <typename Call>
+  Status Stream(const Call& call, const OnOutput& on_output);
   Status Explain(const Status& s) const;
   std::string target_;
   std::shared_ptr<rpc::CredentialCodec> codec_;

@@ -41,13 +41,16 @@ Output:
                               NodeList NTasks Partition Priority QOS Reason ReqCPUS ReqMem
                               ReqNodes ReqTRES Reservation Start State Submit SubmitLine
                               Suspended SystemCPU Timelimit TimelimitRaw TotalCPU UID User
-                              UserCPU WorkDir (names are case-insensitive). MaxRSS, MaxVMSize
-                              and the CPU times are printed empty: Tessera does not sample
-                              usage yet. Job steps (trun) print as JOBID.STEP rows unless -X;
-                              array elements print as ARRAYID_INDEX.
+                              UserCPU WorkDir, the usage fields AveCPU AveRSS AveVMSize
+                              AvePages MinCPU MaxPages and the ...Node/...Task companions
+                              (names are case-insensitive). Usage is gathered per task from
+                              cgroups (steps and .batch); a job's row has the CPU times of
+                              all its steps. Job steps (trun) print as JOBID.STEP rows unless
+                              -X; array elements print as ARRAYID_INDEX.
                               (default JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode)
   -b, --brief                 JobID,State,ExitCode
-  -l, --long                  sacct's long field list (its usage fields print empty)
+  -l, --long                  sacct's long field list (disk, energy, CPU frequency and TRES
+                              usage fields print empty: not gathered)
   -n, --noheader              print no header lines
   -p, --parsable              '|' after every field
   -P, --parsable2             '|' between fields
@@ -177,9 +180,19 @@ int RunTacct(CommandContext& ctx) {
   std::stable_sort(jobs.begin(), jobs.end(),
                    [](const auto& x, const auto& y) { return x.job_id() < y.job_id(); });
   if (a.json) return (*ctx.out << FormatQueueJson(jobs, *ctx.names, ctx.now), 0);
-  if (!a.allocations_only)
-    jobs = WithSteps(jobs, std::vector<pb::StepInfo>(resp->steps().begin(), resp->steps().end()));
-  *ctx.out << FormatAcct(jobs, *cols, a.layout, a.header, *ctx.names, ctx.now);
+  std::vector<pb::StepUsage> usage;  // issue 19: gathered per step; CPU totals on job rows
+  auto rows = WithSteps(jobs, std::vector<pb::StepInfo>(resp->steps().begin(), resp->steps().end()),
+                        &usage);
+  if (a.allocations_only) {  // -X: the job rows only (with their steps' CPU totals)
+    std::vector<pb::JobInfo> only;
+    std::vector<pb::StepUsage> only_usage;
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].array_job_id() != 0 || rows[i].array_task_str().empty())
+        only.push_back(rows[i]), only_usage.push_back(usage[i]);
+    rows = std::move(only);
+    usage = std::move(only_usage);
+  }
+  *ctx.out << FormatAcct(rows, *cols, a.layout, a.header, *ctx.names, ctx.now, &usage);
   return 0;
 }
 

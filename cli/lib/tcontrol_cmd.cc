@@ -27,9 +27,9 @@ Commands:
                                 the network topology (switches or blocks), as scontrol
   show hostnames [LIST]         one host name per line (LIST: default $SLURM_JOB_NODELIST)
   show hostlist LIST            LIST as a ranged expression; hostlistsorted: sorted
-  show config                   the effective settings of the LOCAL configuration file
-                                ($TESSERA_CONF or /etc/tessera/tessera.conf), read by this
-                                command, not asked from the controller (no RPC for it yet)
+  show config                   every parameter of the running controller (the local file when
+                                it cannot be reached: $TESSERA_CONF or
+                                /etc/tessera/tessera.conf)
   show qos | qos                the QoS defined by QOSName= lines of the local tessera.conf
   show reservation [NAME]       advance reservations (as scontrol show reservation)
   create reservation KEY=VALUE...
@@ -235,11 +235,40 @@ int ShowTopology(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) 
   return 0;
 }
 
+int ShowLocalConfig(CommandContext& ctx, const std::string& why);
+
+bool IsShowConfig(const ControlArgs& a) {
+  if (a.words.size() < 2 || ToLower(a.words[0]) != "show") return false;
+  std::string what = ToLower(a.words[1]);
+  return what == "config" || what == "conf";
+}
+
+// Issue 19 (h19): show config from the running controller (every parameter it uses), as
+// scontrol prints it: a dated header, "%-23s = %s" lines, then the controller's state. A
+// controller without the call (older) -> the local file, saying so.
+int ShowConfig(CommandContext& ctx, ControllerApi& api) {
+  auto resp = api.ShowConfig(pb::ShowConfigRequest());
+  if (!resp.ok() && resp.status().code() == Code::kUnimplemented)
+    return ShowLocalConfig(ctx, "the controller does not serve its configuration");
+  if (!resp.ok() && resp.status().code() == Code::kUnavailable)
+    return ShowLocalConfig(ctx, "the controller cannot be reached: " + resp.status().message());
+  if (!resp.ok()) return Fail(ctx, resp.status().message());
+  *ctx.out << "Configuration data as of " << FormatTimestamp(ctx.now, true) << "\n";
+  std::string host;
+  for (const auto& e : resp->entries()) {
+    *ctx.out << PadField(e.key(), 23, false, false) << " = " << e.value() << "\n";
+    if (e.key() == "SlurmctldHost[0]") host = e.value().substr(0, e.value().find('('));
+  }
+  *ctx.out << "\nSlurmctld(primary) at " << host << " is UP\n";
+  return 0;
+}
+
 int Show(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
   if (a.words.size() < 2) return Fail(ctx, "show what? (job, node, partition, topology, config or qos)");
   std::string what = ToLower(a.words[1]);
   if (what.size() > 1 && what.back() == 's') what.pop_back();  // jobs, nodes, partitions
   if (what == "topology") return ShowTopology(ctx, api, a);
+  if (IsShowConfig(a)) return ShowConfig(ctx, api);
   if (std::string w = ToLower(a.words[1]);
       IsReservationWord(w) || StartsWith(w, "reservationname=")) {  // issue 17 §1
     std::string name = a.words.size() > 2 ? a.words[2] : "";
@@ -546,8 +575,9 @@ bool KnownCommand(const std::string& cmd) {
                      [&](const char* c) { return cmd == c; });
 }
 
-// show config: the local file's settings, later lines winning, as "Key = Value" lines.
-int ShowConfig(CommandContext& ctx) {
+// show config without the controller: the local file's settings, later lines winning, as
+// "Key = Value" lines, after a line saying why.
+int ShowLocalConfig(CommandContext& ctx, const std::string& why) {
   auto it = ctx.env.find("TESSERA_CONF");
   std::string path = it != ctx.env.end() && !it->second.empty() ? it->second
                                                                 : "/etc/tessera/tessera.conf";
@@ -566,8 +596,7 @@ int ShowConfig(CommandContext& ctx) {
     }
     for (const auto& p : l.pairs) settings[p.key] = {p.raw_key, p.value};
   }
-  *ctx.out << "Configuration data from " << path
-           << " (read locally; the controller uses it after `tcontrol reconfigure`)\n";
+  *ctx.out << "Configuration data from " << path << " (read locally: " << why << ")\n";
   for (const auto& [k, rv] : settings)
     *ctx.out << PadField(rv.first, 23, false, false) << " = " << rv.second << "\n";
   for (const auto& [k, n] : records)
@@ -579,7 +608,6 @@ int ShowConfig(CommandContext& ctx) {
 int LocalCommand(CommandContext& ctx, const ControlArgs& a) {
   std::string cmd = ToLower(a.words[0]);
   std::string what = a.words.size() > 1 ? ToLower(a.words[1]) : "";
-  if (cmd == "show" && (what == "config" || what == "conf")) return ShowConfig(ctx);
   if (int rc = RunHostlistCommand(ctx, a.words); rc >= 0) return rc;  // issue 19
   if (cmd == "qos" || (cmd == "show" && what == "qos")) {
     auto it = ctx.env.find("TESSERA_CONF");
@@ -627,6 +655,8 @@ int RunTcontrol(CommandContext& ctx) {
     return Fail(ctx, "--events is only valid with show job");
   if (int rc = LocalCommand(ctx, a); rc >= 0) return rc;
   auto api = ctx.connect();
+  if (!api.ok() && IsShowConfig(a))
+    return ShowLocalConfig(ctx, "the controller cannot be reached: " + api.status().message());
   if (!api.ok()) return Fail(ctx, api.status().message());
   return Dispatch(ctx, **api, a);
 }

@@ -128,6 +128,7 @@ int RunTinfo(CommandContext& ctx) {
   auto parsed = ParseArgs(ctx.args, kSpecs, false);
   if (!parsed.ok()) return Fail(ctx, parsed.status().message() + " (see tinfo --help)");
   InfoOptions opts;
+  opts.names = ctx.names;
   bool help = false, version = false, gpus = false, json = false, long_view = false,
        summarize = false;
   bool reservations = false;

@@ -21,6 +21,7 @@
 #include "cli/lib/trun_io.h"
 #include "cli/lib/trun_nodes.h"
 #include "common/cluster_config.h"
+#include "rpc/step_usage.h"
 
 namespace tessera::cli {
 namespace {
@@ -399,6 +400,7 @@ class StepRun {
     if (user_cancelled_) state = v1::CANCELLED;
     else if (worst != 0 || failed_ || missing) state = v1::FAILED;
     done->set_state(state);
+    if (usage_.ntasks() > 0) *done->mutable_usage() = usage_;
     if (worst == 0 && (failed_ || missing || user_cancelled_)) {
       worst = 1;
       if (!worst_exit) done->set_exit_code(1);
@@ -464,6 +466,11 @@ class StepRun {
       output_.Write(m.data().rank(), m.data().stream(), m.data().data());
       return;
     }
+    if (m.has_usage()) {  // issue 19 (h19): a node's tasks' usage, sent after their exits
+      std::lock_guard<std::mutex> lock(mu_);
+      rpc::AddStepUsage(m.usage(), &usage_);
+      return;
+    }
     if (!m.has_exit()) return;
     output_.Flush(m.exit().rank());
     bool bad = TaskStatus(m.exit()) != 0;
@@ -521,6 +528,7 @@ class StepRun {
   int64_t last_sigint_ms_ = -1;  // signal thread only
   mutable std::mutex mu_;
   std::map<uint32_t, v1::TaskOutput::Exit> exits_;
+  v1::StepUsage usage_;  // issue 19: every node's tasks' usage, added up
   bool failed_ = false;
   bool user_cancelled_ = false;
 };
@@ -644,7 +652,7 @@ int RunStep(CommandContext& ctx, TrunHooks& hooks, ControllerApi& api, TrunArgs&
   if (!env.ok()) return Fail(ctx, env.status().message());
   if (alloc)  // the tasks see the allocation's SLURM_* variables, as in a batch job
     for (const auto& [k, v] : AllocationEnv(*alloc, args.job, ctx.cwd)) (*env)[k] = v;
-  if (!args.nodelist.empty() || !args.exclude.empty()) {  // -w/-x: the first N of the job's nodes
+  if (!args.nodelist.empty() || !args.exclude.empty()) {  // -w/-x: any nodes of the job
     v1::JobInfo job;
     if (alloc) {
       job = *alloc;
@@ -655,9 +663,11 @@ int RunStep(CommandContext& ctx, TrunHooks& hooks, ControllerApi& api, TrunArgs&
       if (!got.ok()) return Fail(ctx, "cannot read job " + std::to_string(args.job_id) + ": " + got.status().message());
       job = *got;
     }
-    auto n = StepNodeCount(job, args.nodelist, args.exclude, args.req.nodes());
+    auto n = StepNodes(job, args.nodelist, args.exclude, args.req.nodes());
     if (!n.ok()) return Fail(ctx, "cannot create a step in job " + std::to_string(args.job_id) + ": " + n.status().message());
-    args.req.set_nodes(*n);
+    args.req.set_nodes(static_cast<uint32_t>(n->size()));
+    args.req.clear_node_names();
+    for (const auto& name : *n) args.req.add_node_names(name);
   }
   auto step = api.CreateStep(args.req);
   // The job's GPUs are held by its other steps: wait and retry, as srun does.

@@ -9,8 +9,9 @@
 
 namespace tessera::cli {
 
-Result<uint32_t> StepNodeCount(const tessera::v1::JobInfo& job, const std::string& nodelist,
-                               const std::string& exclude, uint32_t nodes) {
+Result<std::vector<std::string>> StepNodes(const tessera::v1::JobInfo& job,
+                                           const std::string& nodelist,
+                                           const std::string& exclude, uint32_t nodes) {
   std::vector<std::string> alloc;
   for (const auto& a : job.alloc()) alloc.push_back(a.node());
   std::string id = std::to_string(job.job_id());
@@ -48,11 +49,7 @@ Result<uint32_t> StepNodeCount(const tessera::v1::JobInfo& job, const std::strin
   std::sort(chosen.begin(), chosen.end(), [&](const std::string& a, const std::string& b) {
     return std::find(alloc.begin(), alloc.end(), a) < std::find(alloc.begin(), alloc.end(), b);
   });
-  if (!std::equal(chosen.begin(), chosen.end(), alloc.begin()))
-    return InvalidArgument("a step on " + CompressHostlist(chosen) + " is not supported yet: a "
-                           "step uses the first nodes of job " + id + " (" +
-                           CompressHostlist(alloc) + ") in order");
-  return static_cast<uint32_t>(chosen.size());
+  return chosen;
 }
 
 }  // namespace tessera::cli

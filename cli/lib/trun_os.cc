@@ -5,10 +5,12 @@
 #include <time.h>
 
 #include <atomic>
+#include <mutex>
 #include <memory>
 #include <thread>
 
 #include "cli/lib/trun.h"
+#include "cli/lib/tstat.h"
 #include "common/client_config.h"
 #include "common/cluster_config.h"
 
@@ -45,6 +47,34 @@ int64_t MonoMs() {
 }
 
 }  // namespace
+
+namespace {
+// Node clients for tstat and tattach (issue 19, h19): tessera.conf and munge, loaded once
+// (thread-safe: tattach connects from several threads).
+NodeConnector ConfigNodeConnector() {
+  struct State {
+    std::mutex mu;
+    std::shared_ptr<ClusterConfig> cfg;
+    std::shared_ptr<rpc::CredentialCodec> codec;
+  };
+  auto st = std::make_shared<State>();
+  return [st](const pb::StepNode& n) -> Result<std::unique_ptr<StepAgentApi>> {
+    std::lock_guard<std::mutex> lock(st->mu);
+    if (!st->cfg) {
+      auto loaded = LoadClusterConfig(DefaultConfigPath());
+      if (!loaded.ok()) return loaded.status();
+      st->cfg = std::make_shared<ClusterConfig>(std::move(*loaded));
+      st->codec = std::make_shared<rpc::MungeCodec>(st->cfg->munge_socket);
+    }
+    std::string addr = n.address().empty() ? n.node() : n.address();
+    return std::unique_ptr<StepAgentApi>(std::make_unique<GrpcStepAgentApi>(
+        *st->cfg, st->codec, n.node(), addr, static_cast<uint16_t>(n.port())));
+  };
+}
+}  // namespace
+
+int RunTstat(CommandContext& ctx) { return RunTstatWith(ctx, ConfigNodeConnector()); }
+int RunTattach(CommandContext& ctx) { return RunTattachWith(ctx, ConfigNodeConnector()); }
 
 int RunTrun(CommandContext& ctx) {
   // Before any thread exists (gRPC's included), so every thread inherits the blocked set and

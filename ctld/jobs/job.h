@@ -216,7 +216,12 @@ struct StepRecord {
   int32_t exit_signal = 0;
   int64_t start_time = 0;
   int64_t end_time = 0;
+  // Issue 19 (h19): the step's usage, a serialized tessera.v1.StepUsage ("" = not gathered).
+  std::string usage;
 };
+
+// The batch script's step row in job_steps (issue 19; Slurm's SLURM_BATCH_SCRIPT id).
+inline constexpr uint32_t kBatchStepId = 0xfffffffb;
 
 struct JobEvent {
   uint64_t seq = 0;

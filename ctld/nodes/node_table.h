@@ -102,6 +102,7 @@ struct NodeRuntime {
   bool drain = false;
   std::string reason;
   int64_t reason_time = 0;
+  int64_t reason_uid = -1;         // who set the reason (issue 19, sinfo -R USER); -1 unknown
   int64_t last_heartbeat = 0;
   int64_t boot_time = 0;
   std::string boot_id;             // the host's boot id at the last registration ("" = unknown)

@@ -8,7 +8,7 @@
 //   CreateStep, CompleteStep  owner of the job, operators, admins (noded runs the tasks only
 //                        for the job's user or root)
 //   UpdateJob SUSPEND/RESUME  admins
-//   Diagnostics, ShowTopology   anyone with a valid credential
+//   Diagnostics, ShowTopology, ShowConfig   anyone with a valid credential
 //   ShowAssoc            anyone with a valid credential (tacctmgr show)
 //   ListReservations     anyone with a valid credential; Create/Update/DeleteReservation admins
 //   UpdateNode, Reconfigure, ConfigureMig, Backup, ChangeAssoc   admins (root, the cluster user,

@@ -398,7 +398,7 @@ grpc::Status ControllerService::UpdateNode(grpc::ServerContext* ctx, const v1::U
       return s;
     }));
   return ToGrpc(core_->Call([&] {
-    Status s = ctl_->UpdateNode(req->name(), action, req->reason());
+    Status s = ctl_->UpdateNode(req->name(), action, req->reason(), caller->uid);
     Log("node update " + req->name() + " " + action + " by uid " + std::to_string(caller->uid) + ": " + s.ToString());
     return s;
   }));
@@ -515,6 +515,7 @@ grpc::Status ControllerService::QueryAccounting(grpc::ServerContext* ctx, const 
     p->set_exit_signal(s.exit_signal);
     p->set_start_time(s.start_time);
     p->set_end_time(s.end_time);
+    if (!s.usage.empty()) (void)p->mutable_usage()->ParseFromString(s.usage);  // issue 19
   }
   if (req->duplicates()) {  // issue 16 §4: tacct -D, the earlier runs of requeued jobs
     google::protobuf::RepeatedPtrField<v1::JobInfo> all;
@@ -587,7 +588,8 @@ grpc::Status ControllerService::CreateStep(grpc::ServerContext* ctx, const v1::C
   Status named = CheckNoControlChars("step name (-J)", req->name());
   if (!named.ok()) return ToGrpc(named);
   StepRequest sr{req->ntasks(), req->ntasks_per_node(), req->nodes(), req->cpus_per_task(),
-                 req->gpus_per_node(), req->gpus(), req->gpus_per_task(), req->gpu_type()};
+                 req->gpus_per_node(), req->gpus(), req->gpus_per_task(), req->gpu_type(),
+                 {req->node_names().begin(), req->node_names().end()}};
   return ToGrpc(core_->Call([&]() -> Status {
     auto r = ctl_->CreateStep(req->job_id(), *caller, sr, req->name());
     if (!r.ok()) return r.status();
@@ -614,7 +616,8 @@ grpc::Status ControllerService::CompleteStep(grpc::ServerContext* ctx, const v1:
   if (!caller.ok()) return ToGrpc(caller.status());
   return ToGrpc(core_->Call([&] {
     return ctl_->CompleteStep(req->job_id(), req->step_id(), *caller, static_cast<JobState>(req->state()),
-                              req->exit_code(), req->exit_signal());
+                              req->exit_code(), req->exit_signal(),
+                              req->has_usage() ? req->usage().SerializeAsString() : std::string());
   }));
 }
 

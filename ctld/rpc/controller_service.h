@@ -112,6 +112,8 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status UpdateReservation(grpc::ServerContext*, const v1::ReservationRequest*, v1::ReservationResponse*) override;
   grpc::Status DeleteReservation(grpc::ServerContext*, const v1::ReservationRequest*, v1::ReservationResponse*) override;
   grpc::Status ListReservations(grpc::ServerContext*, const v1::ListReservationsRequest*, v1::ListReservationsResponse*) override;
+  // Issue 19 (h19; config_service.cc): scontrol show config from the running controller. Anyone.
+  grpc::Status ShowConfig(grpc::ServerContext*, const v1::ShowConfigRequest*, v1::ShowConfigResponse*) override;
 
  private:
   // Authenticates (munge over gRPC, SO_PEERCRED over the local socket) and authorizes.

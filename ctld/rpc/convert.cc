@@ -283,6 +283,7 @@ void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out) {
   out->set_version(n.version);
   out->set_weight(n.config->weight);  // issue 19: scontrol show node, sinfo %w
   out->set_reason_time(n.reason.empty() ? 0 : n.reason_time);
+  if (!n.reason.empty() && n.reason_uid >= 0) out->set_reason_uid(static_cast<uint32_t>(n.reason_uid));
   out->set_os(n.os);
   out->set_arch(n.arch);
   out->set_cpu_load_x100(n.cpu_load_x100);
@@ -299,7 +300,8 @@ void ToProto(const JobEvent& e, v1::JobEvent* out) {
 
 RegisterInfo::Finished FromProto(const v1::JobFinished& p) {
   return {p.job_id(),   static_cast<JobState>(p.state()), p.exit_code(), p.exit_signal(),
-          p.end_time(), p.message(), p.run()};
+          p.end_time(), p.message(), p.run(),
+          p.has_batch_usage() ? p.batch_usage().SerializeAsString() : std::string()};
 }
 
 GpuState FromProto(const v1::GpuDevice& g) {

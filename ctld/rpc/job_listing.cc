@@ -65,8 +65,10 @@ void Select(const JobManager& jm, const v1::ListJobsRequest& req, Add add, Colla
     if (!id_ok || !Has(req.uids(), j.uid) || !Has(states, j.state) ||
         !Has(req.partitions(), j.partition) || !Has(req.accounts(), j.spec.account))
       continue;
+    // A held element is not folded (issue 19): Slurm splits it off the pending remainder, so it
+    // shows on its own line with its own reason (JobHeldUser), not the remainder's.
     bool fold = !req.expand_arrays() && j.array_job_id && j.State() == JobState::kPending &&
-                j.start_time == 0 && j.requeue_count == 0;
+                j.start_time == 0 && j.requeue_count == 0 && !j.held;
     if (fold) {
       auto it = arrays.find(j.array_job_id);
       if (it != arrays.end()) {

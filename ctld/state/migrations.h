@@ -66,6 +66,13 @@ inline const std::vector<const char*>& Migrations() {
       R"sql(
       CREATE TABLE reservations (name TEXT PRIMARY KEY, record TEXT NOT NULL);
       )sql",
+      // 9: issue 19 (h19): who set a node's reason (sinfo -R USER; -1 unknown), and each
+      // step's usage gathered from its cgroups (a serialized tessera.v1.StepUsage; empty =
+      // not gathered). The batch script's usage is the step row with step id 0xfffffffb.
+      R"sql(
+      ALTER TABLE node_state ADD COLUMN reason_uid INTEGER NOT NULL DEFAULT -1;
+      ALTER TABLE job_steps ADD COLUMN usage BLOB NOT NULL DEFAULT x'';
+      )sql",
   };
   return kMigrations;
 }

@@ -104,8 +104,9 @@ void Batch::AddEvent(const JobEvent& e) {
 }
 
 void Batch::PutNodeState(const NodeStateRow& n) {
-  ops_.push_back({Kind::kNode, 0, n.name, n.reason, (n.drain ? 1 : 0) | (n.down ? 2 : 0), n.reason_time,
-                  {}, {}, {}});
+  // id: the reason's uid + 1 (0 = unknown).
+  ops_.push_back({Kind::kNode, static_cast<uint64_t>(n.reason_uid + 1), n.name, n.reason,
+                  (n.drain ? 1 : 0) | (n.down ? 2 : 0), n.reason_time, {}, {}, {}});
 }
 
 void Batch::PutGpuDrain(const GpuDrainRow& g) {
@@ -271,10 +272,11 @@ Result<Recovered> Store::Load() {
   if (e.ok() && e.Step() == SQLITE_ROW) out.max_event_seq = static_cast<uint64_t>(e.Int(0));
   Stmt r(rdb_, "SELECT value FROM meta WHERE key='job_id_reserved'");
   if (r.ok() && r.Step() == SQLITE_ROW) out.reserved_job_id = std::stoull(r.Text(0));
-  Stmt n(rdb_, "SELECT name, drain, down, reason, reason_time FROM node_state ORDER BY name");
+  Stmt n(rdb_, "SELECT name, drain, down, reason, reason_time, reason_uid FROM node_state "
+               "ORDER BY name");
   if (!n.ok()) return n.Error("load node states");
   while (n.Step() == SQLITE_ROW)
-    out.nodes.push_back({n.Text(0), n.Int(1) != 0, n.Int(2) != 0, n.Text(3), n.Int(4)});
+    out.nodes.push_back({n.Text(0), n.Int(1) != 0, n.Int(2) != 0, n.Text(3), n.Int(4), n.Int(5)});
   Stmt g(rdb_, "SELECT node, gpu, reason, reason_time, origin FROM gpu_drain ORDER BY node, gpu");
   if (!g.ok()) return g.Error("load GPU drains");
   while (g.Step() == SQLITE_ROW)
@@ -358,17 +360,21 @@ Status Store::ApplyBatch(const Batch& b) {
       }
       case Batch::Kind::kStep: {
         const StepRecord& st = *op.step;
-        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO job_steps VALUES(?,?,?,?,?,?,?,?,?,?,?)"));
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO job_steps(job_id, step_id, name, nodelist, ntasks, "
+                            "ncpus, state, exit_code, exit_signal, start_time, end_time, usage) "
+                            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"));
         s.Bind(1, static_cast<int64_t>(st.job_id)).Bind(2, st.step_id).Bind(3, st.name)
             .Bind(4, st.nodelist).Bind(5, st.ntasks).Bind(6, st.ncpus).Bind(7, st.state)
-            .Bind(8, st.exit_code).Bind(9, st.exit_signal).Bind(10, st.start_time).Bind(11, st.end_time);
+            .Bind(8, st.exit_code).Bind(9, st.exit_signal).Bind(10, st.start_time).Bind(11, st.end_time)
+            .BindBlob(12, st.usage);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write step"));
         break;
       }
       case Batch::Kind::kNode: {
-        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO node_state(name, drain, down, reason, reason_time) "
-                            "VALUES(?,?,?,?,?)"));
-        s.Bind(1, op.a).Bind(2, op.n1 & 1).Bind(3, (op.n1 >> 1) & 1).Bind(4, op.b).Bind(5, op.n2);
+        Stmt s(wdb_, Cached("INSERT OR REPLACE INTO node_state(name, drain, down, reason, reason_time, "
+                            "reason_uid) VALUES(?,?,?,?,?,?)"));
+        s.Bind(1, op.a).Bind(2, op.n1 & 1).Bind(3, (op.n1 >> 1) & 1).Bind(4, op.b).Bind(5, op.n2)
+            .Bind(6, static_cast<int64_t>(op.id) - 1);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write node state"));
         break;
       }
@@ -568,7 +574,7 @@ Result<std::vector<StepRecord>> Store::StepsForJobs(const std::vector<uint64_t>&
   for (size_t i = 0; i < job_ids.size(); i += 500) {
     size_t n = std::min<size_t>(500, job_ids.size() - i);
     std::string sql = "SELECT job_id, step_id, name, nodelist, ntasks, ncpus, state, exit_code, exit_signal, "
-                      "start_time, end_time FROM job_steps WHERE job_id IN " + InList(n) + " ORDER BY job_id, step_id";
+                      "start_time, end_time, usage FROM job_steps WHERE job_id IN " + InList(n) + " ORDER BY job_id, step_id";
     Stmt s(rdb_, sql.c_str());
     if (!s.ok()) return s.Error("query steps");
     for (size_t k = 0; k < n; ++k) s.Bind(static_cast<int>(k + 1), static_cast<int64_t>(job_ids[i + k]));
@@ -585,6 +591,7 @@ Result<std::vector<StepRecord>> Store::StepsForJobs(const std::vector<uint64_t>&
       r.exit_signal = static_cast<int32_t>(s.Int(8));
       r.start_time = s.Int(9);
       r.end_time = s.Int(10);
+      r.usage = s.Text(11);
       out.push_back(std::move(r));
     }
   }

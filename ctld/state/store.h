@@ -33,7 +33,7 @@
 
 namespace tessera::ctld {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // The persisted part of a node's state (migration 4): set by UpdateNode, loaded at start.
 // A row with neither drain nor down set means "as the node reports" (resumed).
@@ -43,6 +43,7 @@ struct NodeStateRow {
   bool down = false;  // set DOWN by an administrator
   std::string reason;
   int64_t reason_time = 0;
+  int64_t reason_uid = -1;  // who set the reason (migration 9, issue 19: sinfo -R USER); -1 unknown
 };
 
 // A drained GPU (migration 5): present = held out of scheduling until an administrator resumes

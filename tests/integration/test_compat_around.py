@@ -48,9 +48,8 @@ def test_array_ids_in_every_command(cluster, names):
     assert f"ArrayJobId={a} ArrayTaskId=" in show
     assert "ArrayTaskThrottle=1" in show
     slurm(cluster, names, ["scontrol", "hold", f"{a}_3"], user=USER)
-    # Known difference (left for issue 19): Slurm shows JobHeldUser here; the held element of a
-    # throttled remainder still shows JobArrayTaskLimit. The hold itself works (release below).
-    assert squeue_field(cluster, names, f"{a}_3", "%r") in ("JobHeldUser", "JobArrayTaskLimit")
+    # As in Slurm, the held element leaves the throttled remainder: its own line, JobHeldUser.
+    assert squeue_field(cluster, names, f"{a}_3", "%r") == "JobHeldUser"
     slurm(cluster, names, ["scontrol", "release", f"{a}_3"], user=USER)
     def all_done():
         out = slurm(cluster, names, ["sacct", "-n", "-P", "-X", "-j", str(a), "-o", "JobID,State"]).stdout

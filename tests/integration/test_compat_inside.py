@@ -130,12 +130,14 @@ def test_srun_wait_ends_the_step_after_the_first_task(cluster, slurm_bin):
 def test_srun_nodelist_and_exclude(cluster, slurm_bin):
     wrap = ('srun -w "$(scontrol show hostnames | head -n1)" bash -c \'echo w=$SLURMD_NODENAME\'; '
             "srun -x it2 bash -c 'echo x=$SLURMD_NODENAME'; "
-            "srun -w it9 true; echo rc=$?; srun -w it2 true; echo rc2=$?")
+            "srun -w it9 true; echo rc=$?; srun -w it2 bash -c 'echo w2=$SLURMD_NODENAME'; "
+            "echo rc2=$?; srun -x it1 bash -c 'echo x2=$SLURMD_NODENAME'")
     _, _, out = batch(cluster, slurm_bin, ["-N2"], wrap)
-    assert "w=it1\n" in out and "x=it1\n" in out and "=it2" not in out, out
-    assert "node it9 is not part of job" in out and "rc=1" in out, out
-    # Not yet: a step on nodes other than the job's first ones is refused, saying so.
-    assert "a step on it2 is not supported yet" in out and "rc2=1" in out, out
+    assert "w=it1\n" in out and "x=it1\n" in out, out
+    assert "Requested node configuration is not available: node it9 is not part of job" in out
+    assert "rc=1" in out, out
+    # Issue 19 (h19): a step on any node of the allocation, not only its first ones.
+    assert "w2=it2\n" in out and "rc2=0" in out and "x2=it2\n" in out, out
 
 
 def test_srun_accepts_the_options_scripts_use(cluster, slurm_bin):

@@ -8,6 +8,8 @@
 #include "cli/lib/info_format.h"
 #include "cli/lib/show_format.h"
 #include "cli/lib/slurm_compat.h"
+#include "cli/lib/tstat.h"
+#include "rpc/step_usage.h"
 #include "common/duration.h"
 #include "fake_controller.h"
 
@@ -345,6 +347,13 @@ TEST_CASE("sinfo -s and -R's TIMESTAMP") {
   REQUIRE(r.Run(RunTinfo, {"-R"}) == 0);
   CHECK(r.out == "REASON               USER      TIMESTAMP           NODELIST\n"
                  "disk                 Unknown   2023-11-14T22:13:20 n3\n");
+  // Issue 19 (h19): USER is who set the reason, by name (the uid where it has none).
+  r.ctld.ListNodes_result->mutable_nodes(2)->set_reason_uid(0);
+  REQUIRE(r.Run(RunTinfo, {"-R"}) == 0);
+  CHECK(r.out.find("disk                 root      2023-11-14T22:13:20 n3\n") != std::string::npos);
+  r.ctld.ListNodes_result->mutable_nodes(2)->set_reason_uid(4242);
+  REQUIRE(r.Run(RunTinfo, {"-R"}) == 0);
+  CHECK(r.out.find("disk                 4242      2023-11-14T22:13:20 n3\n") != std::string::npos);
 }
 
 TEST_CASE("sbatch: option errors exit 255 with Slurm's words; --test-only names the id") {
@@ -360,6 +369,180 @@ TEST_CASE("sbatch: option errors exit 255 with Slurm's words; --test-only names 
   CHECK(r.err.rfind("sbatch: Job 57 to start at", 0) == 0);
   CommandRun t;  // tbatch keeps its own message and exit status
   CHECK(t.Run(RunTbatch, {"--bogus", "--wrap", "true"}) == 1);
+}
+
+TEST_CASE("scontrol show config: the running controller's parameters (issue 19, h19)") {
+  testing::UseUtc();
+  CommandRun r;
+  auto* e = r.ctld.ShowConfig_result->add_entries();
+  e->set_key("KillWait");
+  e->set_value("30 sec");
+  e = r.ctld.ShowConfig_result->add_entries();
+  e->set_key("SlurmctldHost[0]");
+  e->set_value("head(10.0.0.1)");
+  REQUIRE(r.Run(RunTcontrol, {"show", "config"}) == 0);
+  CHECK(r.ctld.ShowConfig_calls.size() == 1);
+  CHECK(r.out == "Configuration data as of 2023-11-14T22:13:20\n"
+                 "KillWait                = 30 sec\n"
+                 "SlurmctldHost[0]        = head(10.0.0.1)\n"
+                 "\n"
+                 "Slurmctld(primary) at head is UP\n");
+  r.ctld.ShowConfig_result = Status(Code::kPermissionDenied, "denied");
+  CHECK(r.Run(RunTcontrol, {"show", "config"}) == 1);
+  // The controller cannot be reached: the local file, saying so.
+  r.ctld.ShowConfig_result = Status(Code::kUnavailable, "down");
+  r.env["TESSERA_CONF"] = "/etc/t.conf";
+  r.files["/etc/t.conf"] = "ClusterName=a\n";
+  REQUIRE(r.Run(RunTcontrol, {"show", "config"}) == 0);
+  CHECK(r.out == "Configuration data from /etc/t.conf (read locally: the controller cannot be "
+                 "reached: down)\nClusterName             = a\n");
+}
+
+// A StepAgent that answers GetStepUsage with a fixed part (sstat).
+class UsageNode final : public StepAgentApi {
+ public:
+  explicit UsageNode(pb::StepUsage u) : u_(std::move(u)) {}
+  std::string Target() const override { return "node"; }
+  Status RunTasks(const pb::RunTasksRequest&, const OnOutput&) override { return Status::Ok(); }
+  void Cancel() override {}
+  Status SignalTasks(const pb::SignalTasksRequest&) override { return Status::Ok(); }
+  Result<pb::StepUsage> GetStepUsage(uint64_t, uint32_t) override { return u_; }
+  Status AttachTasks(uint64_t, uint32_t, const OnOutput& on) override {
+    for (uint32_t stream : {1u, 2u}) {
+      pb::TaskOutput m;
+      m.mutable_data()->set_rank(u_.max_rss_task());
+      m.mutable_data()->set_stream(stream);
+      m.mutable_data()->set_data(stream == 1 ? "out\npart" : "err\n");
+      on(m);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  pb::StepUsage u_;
+};
+
+pb::StepUsage Part(const std::string& node, uint32_t rank, uint64_t rss, uint64_t cpu_ms) {
+  pb::StepUsage u;
+  u.set_ntasks(1);
+  u.set_max_rss_kib(rss);
+  u.set_max_rss_node(node);
+  u.set_max_rss_task(rank);
+  u.set_sum_rss_kib(rss);
+  u.set_max_vmsize_kib(rss * 2);
+  u.set_max_vmsize_node(node);
+  u.set_max_vmsize_task(rank);
+  u.set_sum_vmsize_kib(rss * 2);
+  u.set_min_cpu_ms(cpu_ms);
+  u.set_min_cpu_node(node);
+  u.set_min_cpu_task(rank);
+  u.set_user_cpu_ms(cpu_ms);
+  return u;
+}
+
+TEST_CASE("sacct: usage per step and .batch, CPU totals on the job row (issue 19, h19)") {
+  CommandRun r;
+  pb::JobInfo j;
+  j.set_job_id(7);
+  j.set_state(pb::COMPLETED);
+  j.set_start_time(kNow - 100);
+  j.set_end_time(kNow - 10);
+  j.set_nodelist("n[1-2]");
+  j.add_alloc()->set_node("n1");
+  *r.ctld.QueryAccounting_result->add_jobs() = j;
+  auto* s = r.ctld.QueryAccounting_result->add_steps();
+  s->set_job_id(7);
+  s->set_step_id(0);
+  s->set_name("python");
+  s->set_state(pb::COMPLETED);
+  s->set_nodelist("n[1-2]");
+  s->set_ntasks(2);
+  pb::StepUsage u = Part("n1", 0, 2048, 1500);
+  rpc::AddStepUsage(Part("n2", 1, 1024 * 1024, 61000), &u);
+  *s->mutable_usage() = u;
+  auto* b = r.ctld.QueryAccounting_result->add_steps();
+  b->set_job_id(7);
+  b->set_step_id(0xfffffffb);
+  b->set_name("batch");
+  *b->mutable_usage() = Part("", 0, 1000, 20);
+  REQUIRE(r.Run(RunTacct, {"-P", "-n", "-j", "7", "-o",
+                           "JobID,MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,MaxVMSize,AveCPU,MinCPU,"
+                           "MinCPUNode,TotalCPU"}) == 0);
+  CHECK(r.out == "7|||||||||01:02.520\n"
+                 "7.batch|1000K|n1|0|1000K|2000K|00:00:00|00:00:00|n1|00:00.020\n"
+                 "7.0|1G|n2|1|513M|2G|00:00:31|00:00:01|n1|01:02.500\n");
+  // Without usage gathered (an older controller): empty, and CPU totals of zero.
+  r.ctld.QueryAccounting_result->clear_steps();
+  REQUIRE(r.Run(RunTacct, {"-P", "-n", "-X", "-j", "7", "-o", "JobID,MaxRSS,TotalCPU"}) == 0);
+  CHECK(r.out == "7||00:00:00\n");
+}
+
+TEST_CASE("sstat: live usage of a running step from its nodes, added up (issue 19, h19)") {
+  CommandRun r;
+  r.prog = "sstat";
+  auto* s = r.ctld.QueryAccounting_result->add_steps();
+  s->set_job_id(8);
+  s->set_step_id(0);
+  s->set_state(pb::RUNNING);
+  s->set_nodelist("n[1-2]");
+  s->set_ntasks(2);
+  auto* done = r.ctld.QueryAccounting_result->add_steps();
+  *done = *s;
+  done->set_step_id(1);
+  done->set_state(pb::COMPLETED);
+  for (const char* n : {"n1", "n2"}) {
+    auto* node = r.ctld.ListNodes_result->add_nodes();
+    node->set_name(n);
+    node->set_port(6818);
+  }
+  std::vector<std::string> asked;
+  NodeConnector connect = [&](const pb::StepNode& n) -> Result<std::unique_ptr<StepAgentApi>> {
+    asked.push_back(n.node() + ":" + std::to_string(n.port()));
+    uint32_t rank = n.node() == "n1" ? 0 : 1;
+    return std::unique_ptr<StepAgentApi>(
+        new UsageNode(Part(n.node(), rank, rank ? 4096 : 1024, rank ? 3000 : 1000)));
+  };
+  REQUIRE(r.Run([&](CommandContext& c) { return RunTstatWith(c, connect); },
+                {"-j", "8", "-P", "-o", "JobID,MaxRSS,MaxRSSNode,AveRSS,AveCPU,NTasks"}) == 0);
+  CHECK(asked == std::vector<std::string>{"n1:6818", "n2:6818"});
+  CHECK(r.out == "JobID|MaxRSS|MaxRSSNode|AveRSS|AveCPU|NTasks\n"
+                 "8.0|4M|n2|2560K|00:00:02|2\n");
+  REQUIRE(r.Run([&](CommandContext& c) { return RunTstatWith(c, connect); }, {"-j", "8.0"}) == 0);
+  CHECK(r.out.rfind("JobID         MaxVMSize  MaxVMSizeNode  MaxVMSizeTask  AveVMSize     MaxRSS", 0) == 0);
+  CHECK(r.Run([&](CommandContext& c) { return RunTstatWith(c, connect); }, {"-j", "8.1"}) == 1);
+  CHECK(r.err == "sstat: error: no steps running for job 8.1\n");
+  CHECK(r.Run([&](CommandContext& c) { return RunTstatWith(c, connect); }, {"-j", "8.batch"}) == 1);
+  CHECK(r.Run([&](CommandContext& c) { return RunTstatWith(c, connect); }, {}) == 1);
+}
+
+TEST_CASE("sattach: the step's output from every node, -l labels (issue 19, h19)") {
+  CommandRun r;
+  r.prog = "sattach";
+  auto* s = r.ctld.QueryAccounting_result->add_steps();
+  s->set_job_id(8);
+  s->set_step_id(2);
+  s->set_state(pb::RUNNING);
+  s->set_nodelist("n1");
+  s->set_ntasks(1);
+  r.ctld.ListNodes_result->add_nodes()->set_name("n1");
+  NodeConnector connect = [&](const pb::StepNode& n) -> Result<std::unique_ptr<StepAgentApi>> {
+    return std::unique_ptr<StepAgentApi>(new UsageNode(Part(n.node(), 3, 1, 1)));
+  };
+  auto run = [&](std::vector<std::string> args) {
+    return r.Run([&](CommandContext& c) { return RunTattachWith(c, connect); }, std::move(args));
+  };
+  REQUIRE(run({"8.2"}) == 0);
+  CHECK(r.out == "out\npart");
+  CHECK(r.err == "err\n");
+  REQUIRE(run({"-l", "8.2"}) == 0);
+  CHECK(r.out == "3: out\n3: part\n");
+  CHECK(r.err == "3: err\n");
+  REQUIRE(run({"--output-filter=0", "8.2"}) == 0);
+  CHECK(r.out.empty());
+  CHECK(run({"8.5"}) == 1);
+  CHECK(r.err == "sattach: error: job step 8.5 is not running\n");
+  CHECK(run({"8"}) == 1);
+  CHECK(run({"--pty", "8.2"}) == 1);
 }
 
 }  // namespace

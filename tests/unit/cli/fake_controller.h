@@ -3,6 +3,7 @@
 // a command with an in-memory context.
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -46,6 +47,7 @@ class FakeController final : public ControllerApi {
   FAKE_RPC(UpdateReservation, ReservationRequest, ReservationResponse)
   FAKE_RPC(DeleteReservation, ReservationRequest, ReservationResponse)
   FAKE_RPC(ListReservations, ListReservationsRequest, ListReservationsResponse)
+  FAKE_RPC(ShowConfig, ShowConfigRequest, ShowConfigResponse)
 #undef FAKE_RPC
 };
 
@@ -79,7 +81,7 @@ struct CommandRun {
     names.AddGroup(100, "users");
   }
 
-  int Run(int (*run)(CommandContext&), std::vector<std::string> args) {
+  int Run(const std::function<int(CommandContext&)>& run, std::vector<std::string> args) {
     std::istringstream in(stdin_text);
     std::ostringstream o, e;
     CommandContext ctx;
@@ -146,6 +148,7 @@ struct CommandRun {
     FWD(UpdateReservation, ReservationRequest, ReservationResponse)
     FWD(DeleteReservation, ReservationRequest, ReservationResponse)
     FWD(ListReservations, ListReservationsRequest, ListReservationsResponse)
+    FWD(ShowConfig, ShowConfigRequest, ShowConfigResponse)
 #undef FWD
    private:
     FakeController& f_;

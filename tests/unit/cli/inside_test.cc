@@ -81,27 +81,29 @@ TEST_CASE("sbatch puts its options' SLURM_* variables into the job's environment
   CHECK(none.env_block().empty());
 }
 
-TEST_CASE("srun -w/-x become the count of the job's first nodes", "[issue19]") {
+TEST_CASE("srun -w/-x choose any nodes of the job, in the job's order", "[issue19]") {
   tessera::v1::JobInfo job;
   job.set_job_id(9);
   for (const char* n : {"n1", "n2", "n3"}) job.add_alloc()->set_node(n);
-  CHECK(*StepNodeCount(job, "n1", "", 0) == 1);
-  CHECK(*StepNodeCount(job, "n[1-2]", "", 0) == 2);
-  CHECK(*StepNodeCount(job, "n2,n1", "", 0) == 2);  // the job's order, as Slurm
-  CHECK(*StepNodeCount(job, "n1", "", 2) == 2);     // -N2 -w n1: n1 and the next
-  CHECK(*StepNodeCount(job, "", "n3", 0) == 2);
-  CHECK(*StepNodeCount(job, "", "n[2-3]", 1) == 1);
-  auto outside = StepNodeCount(job, "n7", "", 0);
+  using V = std::vector<std::string>;
+  CHECK(*StepNodes(job, "n1", "", 0) == V{"n1"});
+  CHECK(*StepNodes(job, "n[1-2]", "", 0) == V{"n1", "n2"});
+  CHECK(*StepNodes(job, "n2,n1", "", 0) == V{"n1", "n2"});  // the job's order, as Slurm
+  CHECK(*StepNodes(job, "n1", "", 2) == V{"n1", "n2"});     // -N2 -w n1: n1 and the next
+  CHECK(*StepNodes(job, "", "n3", 0) == V{"n1", "n2"});
+  CHECK(*StepNodes(job, "", "n[2-3]", 1) == V{"n1"});
+  // Issue 19 (h19): a step may skip the job's first nodes.
+  CHECK(*StepNodes(job, "n2", "", 0) == V{"n2"});
+  CHECK(*StepNodes(job, "n3,n2", "", 0) == V{"n2", "n3"});
+  CHECK(*StepNodes(job, "", "n1", 0) == V{"n2", "n3"});
+  CHECK(*StepNodes(job, "", "n1", 1) == V{"n2"});
+  auto outside = StepNodes(job, "n7", "", 0);
   REQUIRE(!outside.ok());
   CHECK(outside.status().message() ==
         "Requested node configuration is not available: node n7 is not part of job 9 (n[1-3])");
-  auto skip = StepNodeCount(job, "n2", "", 0);
-  REQUIRE(!skip.ok());
-  CHECK(skip.status().message().find("a step on n2 is not supported yet") != std::string::npos);
-  CHECK(!StepNodeCount(job, "", "n1", 0).ok());
-  CHECK(!StepNodeCount(job, "n1", "n1", 0).ok());
-  CHECK(!StepNodeCount(job, "", "n[1-3]", 0).ok());
-  CHECK(!StepNodeCount(job, "n[1-2]", "", 1).ok());
+  CHECK(!StepNodes(job, "n1", "n1", 0).ok());
+  CHECK(!StepNodes(job, "", "n[1-3]", 0).ok());
+  CHECK(!StepNodes(job, "n[1-2]", "", 1).ok());
 }
 
 }  // namespace

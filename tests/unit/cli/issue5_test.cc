@@ -385,11 +385,14 @@ TEST_CASE("tcontrol: suspend/resume, update Partition/NumNodes, show config, qos
   c.env["TESSERA_CONF"] = "/etc/t.conf";
   c.files["/etc/t.conf"] = "ClusterName=a\nSlurmctldPort=6817\nClusterName=b\n"
                            "NodeName=n1 CPUs=2\nNodeName=n2 CPUs=2\nPartitionName=p Nodes=n1\n";
+  // Issue 19 (h19): show config asks the running controller; one without the call -> the
+  // local file, saying so.
+  c.ctld.ShowConfig_result = Status(Code::kUnimplemented, "no");
   REQUIRE(c.Run(RunTcontrol, {"show", "config"}) == 0);
-  CHECK(c.connects == 0);
+  CHECK(c.connects == 1);
   CHECK(c.out ==
-        "Configuration data from /etc/t.conf (read locally; the controller uses it after "
-        "`tcontrol reconfigure`)\n"
+        "Configuration data from /etc/t.conf (read locally: the controller does not serve its "
+        "configuration)\n"
         "ClusterName             = b\n"
         "SlurmctldPort           = 6817\n"
         "NodeName lines          = 2\n"

@@ -2,8 +2,11 @@
 // accounting store, who cancelled a job, Slurm's reasons of ended jobs.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "common/cluster_config.h"
 #include "common/config_file.h"
+#include "ctld/config_dump.h"
 #include "ctld/jobs/job_codec.h"
 #include "ctld/part_limits.h"
 #include "ctld/state/store.h"
@@ -130,4 +133,46 @@ TEST_CASE("ended jobs get slurmctld's reasons") {
   CHECK(end(JobState::kOutOfMemory, 0, 9) == "OutOfMemory");
   CHECK(end(JobState::kNodeFail, 0, 0) == "NodeDown");
   CHECK(end(JobState::kCompleted, 0, 0) == "None");
+}
+
+TEST_CASE("show config: the running configuration under Slurm's keys (issue 19, h19)") {
+  auto c = Config("KillWait=45\nMinJobAge=600\nEnforcePartLimits=ALL\n");
+  REQUIRE(c.ok());
+  auto lines = ParseConfigText("PriorityWeightFairShare=500\nPriorityDecayHalfLife=2-0\n", "t.conf");
+  REQUIRE(lines.ok());
+  auto s = sched::BuildSchedConfig(*lines);
+  REQUIRE(s.ok());
+  auto e = DumpConfig(*c, *s, 0);
+  std::map<std::string, std::string> m(e.begin(), e.end());
+  CHECK(m["KillWait"] == "45 sec");
+  CHECK(m["MinJobAge"] == "600 sec");
+  CHECK(m["EnforcePartLimits"] == "ALL");
+  CHECK(m["PriorityWeightFairShare"] == "500");
+  CHECK(m["PriorityDecayHalfLife"] == "2-00:00:00");
+  CHECK(m["SlurmUser"] == "root(0)");
+  CHECK(m["SlurmctldPort"] == "6817");
+  CHECK(m["JobAcctGatherType"] == "jobacct_gather/cgroup");
+  for (size_t i = 1; i < e.size(); ++i) {  // case-insensitive key order, as scontrol prints
+    std::string a = e[i - 1].first, b = e[i].first;
+    for (auto& ch : a) ch = static_cast<char>(std::tolower(ch));
+    for (auto& ch : b) ch = static_cast<char>(std::tolower(ch));
+    CHECK(a < b);
+  }
+}
+
+TEST_CASE("who set a node's reason survives a restart (issue 19, h19: sinfo -R USER)") {
+  TempDir d;
+  auto s = Store::Open(d.path + "/t.db");
+  REQUIRE(s.ok());
+  Batch b;
+  NodeStateRow row{"n1", true, false, "disk", 100, 1001};
+  b.PutNodeState(row);
+  NodeStateRow unknown{"n2", true, false, "fan", 100};
+  b.PutNodeState(unknown);
+  REQUIRE((*s)->CommitSync(std::move(b)).ok());
+  auto rec = (*s)->Load();
+  REQUIRE(rec.ok());
+  REQUIRE(rec->nodes.size() == 2);
+  CHECK(rec->nodes[0].reason_uid == 1001);
+  CHECK(rec->nodes[1].reason_uid == -1);
 }

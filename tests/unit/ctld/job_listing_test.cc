@@ -142,6 +142,22 @@ TEST_CASE("ListJobs collapses a pending array and filters like before") {
   }
 }
 
+TEST_CASE("ListJobs: a held array element leaves the pending remainder (issue 19, h19)") {
+  FakeClock clock;
+  JobManager m(nullptr, &clock);
+  Recovered rec = Sample();
+  for (auto& j : rec.active_jobs)
+    if (j.job_id == 13) j.held = true, j.reason = "JobHeldUser";
+  m.Recover(rec);
+  for (bool summary : {false, true}) {
+    auto r = List(m, v1::ListJobsRequest(), summary);
+    CHECK(Ids(r) == std::vector<uint64_t>{1, 2, 10, 11, 13, 20});
+    std::string rest = summary ? r.summary().strings(static_cast<int>(r.summary().array_task_str(2)))
+                               : r.jobs(2).array_task_str();
+    CHECK(rest == "0,2,4%2");
+  }
+}
+
 TEST_CASE("ListJobs by id looks the jobs up: one job, an array by its id, an element") {
   FakeClock clock;
   JobManager m(nullptr, &clock);

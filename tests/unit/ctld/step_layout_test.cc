@@ -69,3 +69,18 @@ TEST_CASE("each node's step grant carries that node's own GPUs, not the first no
   CHECK(none.status().code() == Code::kFailedPrecondition);
   CHECK(none.status().message().find("job 9 has no allocation on node c") != std::string::npos);
 }
+
+TEST_CASE("a step on named nodes of the job (srun -w/-x, issue 19)") {
+  StepRequest req;
+  req.node_names = {"b"};
+  auto l = LayoutStep(TwoNodeJob(), req);
+  REQUIRE(l.ok());
+  REQUIRE(l->size() == 1);
+  CHECK((*l)[0].node == "b");
+  CHECK(Ranks((*l)[0]) == std::vector<uint32_t>{0, 1});  // b's own task count
+  req.node_names = {"z"};
+  auto bad = LayoutStep(TwoNodeJob(), req);
+  REQUIRE(!bad.ok());
+  CHECK(bad.status().message() ==
+        "Requested node configuration is not available: node z is not part of job 7");
+}

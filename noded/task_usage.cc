@@ -1,0 +1,191 @@
+#include "noded/task_usage.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "common/file_io.h"
+
+namespace tessera::noded {
+namespace {
+
+uint64_t Number(const std::string& path) {
+  auto t = ReadFile(path);
+  return t.ok() ? std::strtoull(t->c_str(), nullptr, 10) : 0;
+}
+
+uint64_t Keyed(const std::string& path, const std::string& key) {
+  auto t = ReadFile(path);
+  if (!t.ok()) return 0;
+  int64_t v = KeyedValue(*t, key);
+  return v > 0 ? static_cast<uint64_t>(v) : 0;
+}
+
+bool Exists(const std::string& p) { return ::access(p.c_str(), F_OK) == 0; }
+
+Status MakeAll(const std::string& root, const std::string& name) {
+  std::string path = root;
+  std::istringstream in(name);
+  for (std::string part; std::getline(in, part, '/');) {
+    if (part.empty()) continue;
+    path += "/" + part;
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+      return Internal("cannot create cgroup " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// "VmSize:\t  1234 kB" -> 1234.
+uint64_t StatusKib(const std::string& text, const char* key) {
+  size_t at = text.find(key);
+  if (at == std::string::npos) return 0;
+  return std::strtoull(text.c_str() + at + std::strlen(key), nullptr, 10);
+}
+
+}  // namespace
+
+TaskUsageCgroups::TaskUsageCgroups(CgroupMounts mounts) : m_(std::move(mounts)) {}
+
+bool TaskUsageCgroups::enabled() const { return !Dirs("x").empty(); }
+
+std::string TaskUsageCgroups::TaskName(const std::string& job_cgroup, const std::string& step,
+                                       uint32_t rank) {
+  return job_cgroup + "/" + step + "/task_" + std::to_string(rank);
+}
+
+std::vector<std::string> TaskUsageCgroups::Dirs(const std::string& name) const {
+  std::vector<std::string> out;
+  if (m_.mode == CgroupMode::kV2) out.push_back(m_.unified + "/" + name);
+  if (m_.mode == CgroupMode::kV1)
+    for (const char* c : {"memory", "cpuacct"}) {
+      auto it = m_.v1.find(c);
+      if (it != m_.v1.end()) out.push_back(it->second + "/" + name);
+    }
+  return out;
+}
+
+Status TaskUsageCgroups::Create(const std::string& name) {
+  if (m_.mode == CgroupMode::kV2) return MakeAll(m_.unified, name);
+  for (const char* c : {"memory", "cpuacct"}) {
+    auto it = m_.v1.find(c);
+    if (it != m_.v1.end()) TESSERA_RETURN_IF_ERROR(MakeAll(it->second, name));
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> TaskUsageCgroups::ProcsFiles(const std::string& name) const {
+  std::vector<std::string> out;
+  for (const auto& d : Dirs(name)) out.push_back(d + "/cgroup.procs");
+  return out;
+}
+
+Status TaskUsageCgroups::Join(const std::string& name, pid_t pid) {
+  for (const auto& f : ProcsFiles(name))
+    TESSERA_RETURN_IF_ERROR(WriteCgroupFile(f, std::to_string(pid)));
+  return Status::Ok();
+}
+
+void TaskUsageCgroups::Sample(const std::string& name, TaskUsage* u) const {
+  auto dirs = Dirs(name);
+  if (dirs.empty()) return;
+  auto procs = ReadFile(dirs[0] + "/cgroup.procs");
+  if (!procs.ok()) return;
+  uint64_t vm = 0, rss = 0;
+  for (pid_t p : ParsePidList(*procs)) {
+    auto st = ReadFile("/proc/" + std::to_string(p) + "/status");
+    if (!st.ok()) continue;
+    vm += StatusKib(*st, "VmSize:");
+    rss += StatusKib(*st, "VmRSS:");
+  }
+  u->max_vmsize_kib = std::max(u->max_vmsize_kib, vm);
+  u->max_rss_kib = std::max(u->max_rss_kib, rss);
+  u->cur_rss_kib = rss;
+}
+
+void TaskUsageCgroups::Read(const std::string& name, TaskUsage* u) const {
+  if (m_.mode == CgroupMode::kV2) {
+    std::string d = m_.unified + "/" + name;
+    u->user_ms = Keyed(d + "/cpu.stat", "user_usec") / 1000;
+    u->system_ms = Keyed(d + "/cpu.stat", "system_usec") / 1000;
+    if (Exists(d + "/memory.peak"))
+      u->max_rss_kib = std::max(u->max_rss_kib, Number(d + "/memory.peak") / 1024);
+    if (Exists(d + "/memory.current")) u->cur_rss_kib = Number(d + "/memory.current") / 1024;
+    if (Exists(d + "/memory.stat")) u->major_faults = Keyed(d + "/memory.stat", "pgmajfault");
+    return;
+  }
+  if (m_.mode != CgroupMode::kV1) return;
+  if (auto it = m_.v1.find("memory"); it != m_.v1.end()) {
+    std::string d = it->second + "/" + name;
+    u->max_rss_kib = std::max(u->max_rss_kib, Number(d + "/memory.max_usage_in_bytes") / 1024);
+    u->cur_rss_kib = Number(d + "/memory.usage_in_bytes") / 1024;
+    u->major_faults = Keyed(d + "/memory.stat", "total_pgmajfault");
+  }
+  if (auto it = m_.v1.find("cpuacct"); it != m_.v1.end()) {
+    std::string f = it->second + "/" + name + "/cpuacct.stat";
+    long hz = ::sysconf(_SC_CLK_TCK);
+    if (hz <= 0) hz = 100;
+    u->user_ms = Keyed(f, "user") * 1000 / static_cast<uint64_t>(hz);
+    u->system_ms = Keyed(f, "system") * 1000 / static_cast<uint64_t>(hz);
+  }
+}
+
+void TaskUsageCgroups::RemoveStep(const std::string& job_cgroup, const std::string& step) const {
+  for (const auto& d : Dirs(job_cgroup + "/" + step)) (void)RemoveCgroupDir(d);
+}
+
+void FromRusage(const struct rusage& ru, TaskUsage* u) {
+  u->max_rss_kib = std::max<uint64_t>(u->max_rss_kib, static_cast<uint64_t>(ru.ru_maxrss));
+  u->user_ms = static_cast<uint64_t>(ru.ru_utime.tv_sec) * 1000 + ru.ru_utime.tv_usec / 1000;
+  u->system_ms = static_cast<uint64_t>(ru.ru_stime.tv_sec) * 1000 + ru.ru_stime.tv_usec / 1000;
+  u->major_faults = static_cast<uint64_t>(ru.ru_majflt);
+}
+
+tessera::v1::StepUsage ToStepUsage(const std::vector<TaskUsage>& tasks, const std::string& node) {
+  tessera::v1::StepUsage out;
+  for (const auto& t : tasks) {
+    tessera::v1::StepUsage one;
+    one.set_ntasks(1);
+    one.set_max_rss_kib(t.max_rss_kib);
+    one.set_max_rss_node(node);
+    one.set_max_rss_task(t.rank);
+    one.set_sum_rss_kib(t.max_rss_kib);
+    one.set_max_vmsize_kib(t.max_vmsize_kib);
+    one.set_max_vmsize_node(node);
+    one.set_max_vmsize_task(t.rank);
+    one.set_sum_vmsize_kib(t.max_vmsize_kib);
+    one.set_min_cpu_ms(t.user_ms + t.system_ms);
+    one.set_min_cpu_node(node);
+    one.set_min_cpu_task(t.rank);
+    one.set_user_cpu_ms(t.user_ms);
+    one.set_system_cpu_ms(t.system_ms);
+    one.set_max_pages(t.major_faults);
+    one.set_max_pages_node(node);
+    one.set_max_pages_task(t.rank);
+    one.set_sum_pages(t.major_faults);
+    one.set_cur_rss_kib(t.cur_rss_kib);
+    rpc::AddStepUsage(one, &out);
+  }
+  return out;
+}
+
+std::string FormatUsageText(const TaskUsage& u) {
+  return std::to_string(u.max_rss_kib) + " " + std::to_string(u.max_vmsize_kib) + " " +
+         std::to_string(u.user_ms) + " " + std::to_string(u.system_ms) + " " +
+         std::to_string(u.major_faults);
+}
+
+bool ParseUsageText(const std::string& text, TaskUsage* u) {
+  std::istringstream in(text);
+  TaskUsage v;
+  if (!(in >> v.max_rss_kib >> v.max_vmsize_kib >> v.user_ms >> v.system_ms >> v.major_faults))
+    return false;
+  *u = v;
+  return true;
+}
+
+}  // namespace tessera::noded

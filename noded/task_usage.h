@@ -1,0 +1,82 @@
+#pragma once
+// Issue 19 (h19): resource usage per task, gathered from cgroups as Slurm's
+// jobacct_gather/cgroup does (sacct MaxRSS, AveRSS, MaxVMSize, AveCPU, TotalCPU; sstat live).
+//
+// Every task (a step's rank on this node, or the batch script) gets an accounting cgroup
+// `<job cgroup>/step_<id>/task_<rank>` (batch: `<job cgroup>/batch/task_0`), a child of the
+// job's cgroup, so the job's limits still apply:
+//  - v1: in the memory hierarchy (memory.max_usage_in_bytes = peak, memory.usage_in_bytes = now,
+//    memory.stat total_pgmajfault) and the cpuacct hierarchy (cpuacct.stat user/system, in
+//    USER_HZ ticks); the job joins neither child in its other hierarchies (cpuset, devices,
+//    pids, freezer stay the job's).
+//  - v2: in the unified hierarchy, without controllers of its own (the job cgroup holds
+//    processes, so it cannot enable any for children): cpu.stat user_usec/system_usec (always
+//    present); memory.peak / memory.current only where the kernel offers them there, else the
+//    memory figures come from the samples below.
+// Virtual memory has no cgroup counter: Sample() reads /proc/<pid>/status (VmSize, VmRSS) of the
+// cgroup's processes and keeps the largest sums, as jobacct_gather samples (here each second
+// while the step runs, and at each sstat). A task shorter than one sample has MaxVMSize 0.
+// Without a cgroup (noded not root, no hierarchy) wait4()'s rusage of the task is the source
+// (FromRusage).
+//
+// Contracts: Create makes the directories (parents too) and is idempotent; Join moves a pid
+// (the task, before it execs); Read never fails (missing files read as 0); the job cgroup's
+// Remove (cgroup.h RemoveCgroupDir) removes these children with it, RemoveStep earlier.
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "noded/cgroup.h"
+#include "rpc/step_usage.h"
+#include "tessera/v1/types.pb.h"
+
+namespace tessera::noded {
+
+struct TaskUsage {
+  uint32_t rank = 0;
+  uint64_t max_rss_kib = 0;
+  uint64_t cur_rss_kib = 0;
+  uint64_t max_vmsize_kib = 0;
+  uint64_t user_ms = 0;
+  uint64_t system_ms = 0;
+  uint64_t major_faults = 0;
+};
+
+class TaskUsageCgroups {
+ public:
+  // `mounts` as DetectCgroupsOnHost gives them; mode kNone = no cgroups (every call a no-op).
+  explicit TaskUsageCgroups(CgroupMounts mounts);
+  bool enabled() const;
+  // "<job>/step_<id>/task_<rank>" or "<job>/batch/task_0".
+  static std::string TaskName(const std::string& job_cgroup, const std::string& step,
+                              uint32_t rank);
+  Status Create(const std::string& name);
+  // The cgroup.procs files a process writes "0" to, to join (stepd's child).
+  std::vector<std::string> ProcsFiles(const std::string& name) const;
+  Status Join(const std::string& name, pid_t pid);
+  // Folds the current /proc samples of the cgroup's processes into *u (max VmSize, RSS now).
+  void Sample(const std::string& name, TaskUsage* u) const;
+  // Reads the cgroup's counters into *u (keeps the sampled figures where larger).
+  void Read(const std::string& name, TaskUsage* u) const;
+  // Removes "<job>/step_<id>" and its tasks.
+  void RemoveStep(const std::string& job_cgroup, const std::string& step) const;
+
+ private:
+  std::vector<std::string> Dirs(const std::string& name) const;
+  CgroupMounts m_;
+};
+
+// wait4's rusage of an ended task (no cgroup): ru_maxrss (KiB), CPU times, major faults.
+void FromRusage(const struct rusage& ru, TaskUsage* u);
+
+// One node's tasks -> the proto (node names and task ids filled in).
+tessera::v1::StepUsage ToStepUsage(const std::vector<TaskUsage>& tasks, const std::string& node);
+
+// The batch step's usage in the status file: one line of numbers (job_status.h `usage=`).
+std::string FormatUsageText(const TaskUsage& u);
+bool ParseUsageText(const std::string& text, TaskUsage* u);
+
+}  // namespace tessera::noded
