@@ -49,7 +49,7 @@ int64_t MonoMs() {
 }  // namespace
 
 namespace {
-// Node clients for tstat and tattach (issue 19, h19): tessera.conf and munge, loaded once
+// Node clients for tstat and tattach (issue 19): the client keys of tessera.conf and munge, loaded once
 // (thread-safe: tattach connects from several threads).
 NodeConnector ConfigNodeConnector() {
   struct State {
@@ -61,7 +61,7 @@ NodeConnector ConfigNodeConnector() {
   return [st](const pb::StepNode& n) -> Result<std::unique_ptr<StepAgentApi>> {
     std::lock_guard<std::mutex> lock(st->mu);
     if (!st->cfg) {
-      auto loaded = LoadClusterConfig(DefaultConfigPath());
+      auto loaded = LoadClientConfig(DefaultConfigPath());
       if (!loaded.ok()) return loaded.status();
       st->cfg = std::make_shared<ClusterConfig>(std::move(*loaded));
       st->codec = std::make_shared<rpc::MungeCodec>(st->cfg->munge_socket);
