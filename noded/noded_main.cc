@@ -40,8 +40,11 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: tessera-noded -N <nodename> [-f <tessera.conf>]\n"
+    "The Tessera node daemon: runs the controller's jobs on this node (through tessera-stepd).\n"
     "  -N, --node NAME   this node's NodeName in tessera.conf (required)\n"
-    "  -f, --conf PATH   config file (default $TESSERA_CONF or /etc/tessera/tessera.conf)\n";
+    "  -f, --conf PATH   config file (default $TESSERA_CONF or /etc/tessera/tessera.conf)\n"
+    "  -h, --help        show this help\n"
+    "  -V, --version     show the version\n";
 
 void Log(const std::string& m) { LogLine("tessera-noded", m); }
 
@@ -66,6 +69,9 @@ int ParseFlags(int argc, char** argv, Flags* f) {
     };
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "-V" || a == "--version") {
+      std::fputs("tessera-noded " TESSERA_VERSION "\n", stdout);
       return 0;
     } else if (a == "-N" || a == "--node") {
       const char* v = value("-N");

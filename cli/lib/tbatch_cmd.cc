@@ -7,6 +7,7 @@
 #include "cli/lib/batch_request.h"
 #include "cli/lib/batch_script.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/slurm_compat.h"
 #include "common/duration.h"
 #include "common/env_block.h"
@@ -255,7 +256,7 @@ int RunTbatch(CommandContext& ctx) {
   auto cl = ParseBatchCommandLine(ctx.args, ctx.now);
   if (!cl.ok() && IsSlurmName(ctx.prog)) return SbatchOptionError(ctx, cl.status().message());
   if (!cl.ok()) return Fail(ctx, cl.status().message() + " (see tbatch --help)");
-  if (cl->options.help) return (*ctx.out << kUsage, 0);
+  if (cl->options.help) return (*ctx.out << HelpText(ctx, kUsage), 0);
   if (cl->options.usage) {
     *ctx.out << "Usage: tbatch [-N nodes] [-n ntasks] [-c cpus] [-t time] [-p partition] "
                 "[-J name] [--mem size] [--gpus-per-node n] [--wrap cmd | script [args...]]\n";

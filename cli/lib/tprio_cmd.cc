@@ -22,6 +22,7 @@
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/text_util.h"
 
 namespace tessera::cli {
@@ -207,7 +208,7 @@ int RunTprio(CommandContext& ctx) {
       case kFormat: format = *o.value; break;
       case kNorm: norm = true; break;
       case kNoHeader: header = false; break;
-      case kHelp: return (*ctx.out << kUsage, 0);
+      case kHelp: return (*ctx.out << HelpText(ctx, kUsage), 0);
       case kVersion: return (*ctx.out << VersionLine() << "\n", 0);
     }
   }

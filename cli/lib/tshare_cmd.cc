@@ -16,6 +16,7 @@
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/text_util.h"
 #include "cli/lib/tshare_queues.h"
 
@@ -156,7 +157,7 @@ int RunTshare(CommandContext& ctx) {
       case kParsable: parsable = 1; break;
       case kParsable2: parsable = 2; break;
       case kNoHeader: header = false; break;
-      case kHelp: return (*ctx.out << kUsage, 0);
+      case kHelp: return (*ctx.out << HelpText(ctx, kUsage), 0);
       case kVersion: return (*ctx.out << VersionLine() << "\n", 0);
       case kQueues: queues = true; break;
     }

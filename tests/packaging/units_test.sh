@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The systemd units as the packages install them (issue 21 §1): installed with the packages'
+# prefix (/usr) into a scratch root by the same install rules CPack uses, then
+#   - `systemd-analyze verify` accepts both units (run against that root);
+#   - the @SBINDIR@/@DOCDIR@ marks are filled in, ExecStart= names an installed program, and
+#     every Documentation= target (man page, file) is installed;
+#   - the controller unit, sandboxed with ProtectSystem=strict, declares /run/tessera as its
+#     RuntimeDirectory= (ctld's default local socket lives there), and tmpfiles.d creates it too;
+#   - each ExecStart= line runs: the program starts and answers --version / refuses a missing
+#     config with the path in the message (no daemon is left running).
+#   units_test.sh BUILD_DIR
+set -euo pipefail
+BUILD="$1"
+DEST="$(mktemp -d)"
+trap 'rm -rf "$DEST"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+for c in common controller node client; do
+  DESTDIR="$DEST" cmake --install "$BUILD" --prefix /usr --component "$c" >/dev/null
+done
+UNITS="$DEST/usr/lib/systemd/system"
+for u in tessera-ctld tessera-noded; do
+  f="$UNITS/$u.service"
+  [ -f "$f" ] || fail "$f not installed"
+  ! grep -q '@SBINDIR@\|@DOCDIR@' "$f" || fail "$u: unfilled @ marks"
+  exec_line="$(sed -n 's/^ExecStart=//p' "$f")"
+  prog="${exec_line%% *}"
+  [ "$prog" = "/usr/sbin/$u" ] || fail "$u: ExecStart runs $prog"
+  [ -x "$DEST$prog" ] || fail "$u: $prog is not installed"
+  for d in $(sed -n 's/^Documentation=//p' "$f"); do
+    case "$d" in
+      file:*) [ -f "$DEST${d#file:}" ] || fail "$u: Documentation=$d is not installed" ;;
+      man:*) n="${d#man:}"; name="${n%(*}"; sec="${n#*(}"; sec="${sec%)}"
+             [ -f "$DEST/usr/share/man/man$sec/$name.$sec" ] || fail "$u: Documentation=$d is not installed" ;;
+      *) fail "$u: unexpected Documentation=$d" ;;
+    esac
+  done
+  # The ExecStart line itself, from the scratch root: --version answers; without a config
+  # the program refuses, naming the file.
+  cmd="${exec_line//%H/$(hostname)}"
+  # shellcheck disable=SC2086
+  "$DEST"$cmd --version | grep -q "^$u [0-9]" || fail "$u: $cmd --version"
+  out="$(TESSERA_CONF=/nonexistent/tessera.conf timeout 10 "$DEST"${cmd/\/etc\/tessera\/tessera.conf//nonexistent/tessera.conf} 2>&1 || true)"
+  echo "$out" | grep -q "/nonexistent/tessera.conf" || fail "$u: a missing config is not named: $out"
+done
+ctld="$UNITS/tessera-ctld.service"
+grep -q '^ProtectSystem=strict' "$ctld" || fail "ctld unit: ProtectSystem=strict expected"
+grep -q '^RuntimeDirectory=tessera$' "$ctld" || fail "ctld unit: no RuntimeDirectory=tessera"
+grep -q '^RuntimeDirectoryPreserve=yes' "$ctld" || fail "ctld unit: /run/tessera must outlive a ctld stop"
+grep -q '^d /run/tessera 0755 root root' "$DEST/usr/lib/tmpfiles.d/tessera.conf" || fail "tmpfiles.d: /run/tessera"
+if command -v systemd-analyze >/dev/null; then
+  # verify needs the units' programs where ExecStart= says: run it against the scratch root.
+  out="$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --root="$DEST" \
+         "$UNITS/tessera-ctld.service" "$UNITS/tessera-noded.service" 2>&1)" || fail "systemd-analyze verify: $out"
+  ! echo "$out" | grep -v "munge.service\|network-online\|nvidia-persistenced\|remote-fs" | grep -qi "tessera" \
+    || fail "systemd-analyze verify: $out"
+fi
+echo "units OK"
