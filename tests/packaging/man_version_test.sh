@@ -6,30 +6,30 @@
 #   - under the Slurm names, --help says the Slurm name in its Usage line and nowhere the t-name.
 #   man_version_test.sh BUILD_DIR
 set -euo pipefail
-BUILD="$1"
+BUILD="$(cd "$1" && pwd)"
 BIN="$BUILD/bin"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 export TESSERA_CONF=/nonexistent/tessera.conf MANWIDTH=200
-# Options as --help spells them at the start of a line: "-t, --time=TIME", "    --nice[=ADJ]".
+# Every option --help names, in its option lines ("  -t, --time=TIME") or its prose ("Options
+# are tbatch's: -N, -n, ..."): a dash-word after a line start, blank, comma, slash or bracket.
 options() {
-  grep -oE '^ {1,8}(-[A-Za-z0-9]|--[a-z0-9][a-z0-9-]*)((, |/)(-[A-Za-z0-9]|--[a-z0-9][a-z0-9-]*))*' \
-    | grep -oE -- '--?[A-Za-z0-9][a-z0-9-]*' | sort -u
+  grep -oE -- '(^|[ ,/([])--?[A-Za-z][A-Za-z0-9-]*' | grep -oE -- '--?[A-Za-z][A-Za-z0-9-]*' | sort -u
 }
 n=0
 for prog in tbatch tqueue tcancel tinfo tcontrol tacct trun talloc tacctmgr tshare tprio \
             tessera-ctld tessera-noded tessera-stepd; do
   [ -x "$BIN/$prog" ] || fail "$BIN/$prog missing"
   v="$("$BIN/$prog" --version)" || fail "$prog --version exited $?"
-  echo "$v" | grep -qE "^(tessera|$prog) [0-9]+\.[0-9]+" || fail "$prog --version printed '$v'"
+  grep -qE "^(tessera|$prog) [0-9]+\.[0-9]+" <<<"$v" || fail "$prog --version printed '$v'"
   case "$prog" in tessera-*) sec=8 ;; *) sec=1 ;; esac
   page="$BUILD/man/man$sec/$prog.$sec"
   [ -f "$page" ] || fail "no man page $page"
   rendered="$(LC_ALL=C man -l "$page" 2>/dev/null | col -b)"
-  echo "$rendered" | grep -q "^NAME" || fail "$page does not render"
+  grep -q "^NAME" <<<"$rendered" || fail "$page does not render"
   opts="$("$BIN/$prog" --help | options)"
   [ -n "$opts" ] || fail "$prog --help lists no options"
   for o in $opts; do
-    echo "$rendered" | grep -qF -- "$o" || fail "$prog: $o is in --help but not in $page"
+    grep -qF -- "$o" <<<"$rendered" || fail "$prog: $o is in --help but not in $page"
   done
   n=$((n + 1))
 done
@@ -41,7 +41,7 @@ for pair in tbatch:sbatch tqueue:squeue tcancel:scancel tinfo:sinfo tcontrol:sco
   t="${pair%%:*}"; s="${pair##*:}"
   ln -s "$BIN/$t" "$TMP/$s"
   help="$("$TMP/$s" --help)"
-  echo "$help" | head -1 | grep -q "^Usage: $s " || fail "$s --help: $(echo "$help" | head -1)"
-  ! echo "$help" | grep -qw "$t" || fail "$s --help mentions $t"
+  head -1 <<<"$help" | grep -q "^Usage: $s " || fail "$s --help: $(echo "$help" | head -1)"
+  ! grep -qw "$t" <<<"$help" || fail "$s --help mentions $t"
 done
 echo "$n programs: --version and man pages OK; Slurm names OK"

@@ -10,7 +10,7 @@
 #     config with the path in the message (no daemon is left running).
 #   units_test.sh BUILD_DIR
 set -euo pipefail
-BUILD="$1"
+BUILD="$(cd "$1" && pwd)"
 DEST="$(mktemp -d)"
 trap 'rm -rf "$DEST"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -38,9 +38,9 @@ for u in tessera-ctld tessera-noded; do
   # the program refuses, naming the file.
   cmd="${exec_line//%H/$(hostname)}"
   # shellcheck disable=SC2086
-  "$DEST"$cmd --version | grep -q "^$u [0-9]" || fail "$u: $cmd --version"
+  v="$("$DEST"$cmd --version)"; grep -q "^$u [0-9]" <<<"$v" || fail "$u: $cmd --version: $v"
   out="$(TESSERA_CONF=/nonexistent/tessera.conf timeout 10 "$DEST"${cmd/\/etc\/tessera\/tessera.conf//nonexistent/tessera.conf} 2>&1 || true)"
-  echo "$out" | grep -q "/nonexistent/tessera.conf" || fail "$u: a missing config is not named: $out"
+  grep -q "/nonexistent/tessera.conf" <<<"$out" || fail "$u: a missing config is not named: $out"
 done
 ctld="$UNITS/tessera-ctld.service"
 grep -q '^ProtectSystem=strict' "$ctld" || fail "ctld unit: ProtectSystem=strict expected"
@@ -48,10 +48,17 @@ grep -q '^RuntimeDirectory=tessera$' "$ctld" || fail "ctld unit: no RuntimeDirec
 grep -q '^RuntimeDirectoryPreserve=yes' "$ctld" || fail "ctld unit: /run/tessera must outlive a ctld stop"
 grep -q '^d /run/tessera 0755 root root' "$DEST/usr/lib/tmpfiles.d/tessera.conf" || fail "tmpfiles.d: /run/tessera"
 if command -v systemd-analyze >/dev/null; then
-  # verify needs the units' programs where ExecStart= says: run it against the scratch root.
-  out="$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --root="$DEST" \
-         "$UNITS/tessera-ctld.service" "$UNITS/tessera-noded.service" 2>&1)" || fail "systemd-analyze verify: $out"
-  ! echo "$out" | grep -v "munge.service\|network-online\|nvidia-persistenced\|remote-fs" | grep -qi "tessera" \
+  # verify checks ExecStart= programs and man: pages on this machine: point a copy of the units
+  # at the scratch root (the packages' programs) and MANPATH at its man pages.
+  mkdir -p "$DEST/verify"
+  for u in tessera-ctld tessera-noded; do
+    sed "s|^ExecStart=/usr/sbin/|ExecStart=$DEST/usr/sbin/|" "$UNITS/$u.service" >"$DEST/verify/$u.service"
+  done
+  out="$(MANPATH="$DEST/usr/share/man" systemd-analyze verify \
+         "$DEST/verify/tessera-ctld.service" "$DEST/verify/tessera-noded.service" 2>&1)" \
     || fail "systemd-analyze verify: $out"
+  # Units these depend on may be absent here (munge, nvidia-persistenced): not our findings.
+  ours="$(grep -v "munge.service\|nvidia-persistenced\|remote-fs" <<<"$out" | grep -i "tessera" || true)"
+  [ -z "$ours" ] || fail "systemd-analyze verify: $ours"
 fi
 echo "units OK"

@@ -1,5 +1,5 @@
 // issue 21: --help under the Slurm names says the Slurm name (HelpText, cli/lib/command.h).
-#include <catch2/catch_test_macros.hpp>
+#include <catch2/catch.hpp>
 #include <sstream>
 
 #include "cli/lib/command.h"
