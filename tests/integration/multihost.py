@@ -6,7 +6,7 @@ namespace held open by an anchor process (`sleep infinity`). Inside it:
   - the hostname is the host's name;
   - /run and /tmp are fresh tmpfs (as after a boot);
   - /etc/tessera, /etc/munge, /var/lib/munge, /var/log/munge, /var/lib/tessera,
-    /var/log/tessera, /var/spool/tessera and /etc/hosts are private bind mounts of directories
+    /var/log/tessera, /var/spool/tessera, /var/backups and /etc/hosts are private bind mounts of directories
     under the test's work directory;
   - everything else (the packages installed in /usr, /etc/passwd, /home) is the machine's own
     root file system, shared by every host: like a site whose hosts run the same image with
@@ -32,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 GUIDE = os.path.join(ROOT, "docs", "admin-guide.md")
 UNIT_DIR = "/lib/systemd/system"
 PRIVATE_DIRS = ("/etc/tessera", "/etc/munge", "/var/lib/munge", "/var/log/munge",
-                "/var/lib/tessera", "/var/log/tessera", "/var/spool/tessera")
+                "/var/lib/tessera", "/var/log/tessera", "/var/spool/tessera", "/var/backups")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 

@@ -41,7 +41,7 @@ PACKAGES = ("tessera-slurm-compat", "tessera-client", "tessera-node", "tessera-c
             "tessera-common")
 # Paths the packages create outside their file lists (postinst, tmpfiles.d).
 CREATED = ("/var/lib/tessera", "/var/log/tessera", "/var/spool/tessera", "/etc/tessera",
-           "/run/tessera")
+           "/run/tessera", "/var/backups/tessera")
 ROLES = ("ctl", "node1", "node2", "login")  # host names: mh<tag>-<role>
 
 
@@ -278,6 +278,28 @@ def test_controller_restart_keeps_state_and_serves_again(site):
     assert int(after) > int(before)
     assert wait_state(site, after, ("COMPLETED", "FAILED"), timeout=90) == "COMPLETED"
     site.host("login").run(f"tcancel {before}", user=USER)
+
+
+def test_upgrade_keeps_state(site):
+    """The guide's backup step, then the packages installed again over themselves on the
+    controller host (dpkg runs prerm upgrade / postinst configure OLD-VERSION, as for an
+    upgrade; there is only one version to test with), then the restart the postinst asks
+    systemd for: the jobs are still there."""
+    ctl = site.host("ctl")
+    held = submit(site, "login", "--hold --wrap true")
+    ctl.run_step("backup", cwd=site.admin)
+    backups = glob.glob(os.path.join(ctl.dir, "fs_var_backups", "tessera", "before-upgrade-*.db"))
+    assert len(backups) == 1 and os.stat(backups[0]).st_mode & 0o777 == 0o600
+    ctl.run("apt-get install -y -q --reinstall ./tessera-common_*.deb ./tessera-controller_*.deb"
+            " ./tessera-client_*.deb", cwd=site.pkgdir, env={"DEBIAN_FRONTEND": "noninteractive"},
+            timeout=300)
+    db = os.path.join(ctl.dir, "fs_var_lib_tessera", "tessera.db")
+    assert os.stat(db).st_mode & 0o777 == 0o600
+    ctl.stop_unit("tessera-ctld")
+    ctl.start_unit("tessera-ctld")
+    wait_for(lambda: job_field(site, held, "JobState") == "PENDING", timeout=60,
+             what="the held job after the upgrade")
+    site.host("login").run(f"tcancel {held}", user=USER)
 
 
 def test_purge_leaves_nothing(site):

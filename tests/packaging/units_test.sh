@@ -46,6 +46,9 @@ ctld="$UNITS/tessera-ctld.service"
 grep -q '^ProtectSystem=strict' "$ctld" || fail "ctld unit: ProtectSystem=strict expected"
 grep -q '^RuntimeDirectory=tessera$' "$ctld" || fail "ctld unit: no RuntimeDirectory=tessera"
 grep -q '^RuntimeDirectoryPreserve=yes' "$ctld" || fail "ctld unit: /run/tessera must outlive a ctld stop"
+grep -q '^ReadWritePaths=-/var/backups/tessera$' "$ctld" || fail "ctld unit: tcontrol backup's directory is read-only"
+grep -q '^d /var/backups/tessera 0700 root root' "$DEST/usr/lib/tmpfiles.d/tessera-controller.conf" \
+  || fail "tmpfiles.d: /var/backups/tessera"
 grep -q '^d /run/tessera 0755 root root' "$DEST/usr/lib/tmpfiles.d/tessera.conf" || fail "tmpfiles.d: /run/tessera"
 if command -v systemd-analyze >/dev/null; then
   # verify checks ExecStart= programs and man: pages on this machine: point a copy of the units
