@@ -9,7 +9,8 @@ std::string HelpText(const CommandContext& ctx, const std::string& text) {
   if (text.rfind(kUsagePrefix, 0) != 0) return text;
   size_t start = sizeof kUsagePrefix - 1;
   std::string own = text.substr(start, text.find_first_of(" \n", start) - start);
-  if (own.empty() || own == ctx.prog) return text;
+  // The Slurm name of every command is its own with 's' for the leading 't' (tbatch: sbatch).
+  if (own.size() < 2 || ctx.prog != "s" + own.substr(1)) return text;
   auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
   std::string out;
   for (size_t i = 0; i < text.size();) {

@@ -74,7 +74,8 @@ Resources:
       --segment=N             place the nodes in segments of N, each inside one block
                               (TopologyPlugin=topology/block)
 Files and environment:
-  -D, --chdir=DIR             working directory of the job (default: the current directory)
+  -D, --chdir=DIR             working directory of the job (default: the current directory);
+                              also --workdir
   -o, --output=PATTERN        standard output file (default slurm-%j.out; %j %x %u %A %a %N)
   -e, --error=PATTERN         standard error file (default: same as --output)
   -i, --input=PATTERN         standard input file (default /dev/null)
@@ -103,9 +104,9 @@ Accepted and ignored (one warning each): --mail-type, --mail-user, --get-user-en
   --cores-per-socket, --threads-per-core, -B/--extra-node-info, --tmp, --kill-on-invalid-dep,
   -m/--distribution, --mcs-label, --profile, --acctg-freq, --propagate, --gpu-bind, --gpu-freq,
   --cpu-freq, --mem-bind, --spread-job, --use-min-nodes, -s/--oversubscribe, -O/--overcommit,
-  -S/--core-spec, --thread-spec, --network, --reboot, -M/--cluster(s), --bb, --bbf, --power,
-  --delay-boot, --container, --ignore-pbs, --gid, -K/--kill-command, -F/--nodefile, --mincpus,
-  --gres-flags.
+  -S/--core-spec, --thread-spec, --network, --reboot, -M/--cluster, --clusters, --bb, --bbf,
+  --power, --delay-boot, --container, --ignore-pbs, --gid, -K/--kill-command, -F/--nodefile,
+  --mincpus, --gres-flags.
 Environment: SBATCH_ACCOUNT, SBATCH_ARRAY_INX, SBATCH_CONSTRAINT, SBATCH_CPUS_PER_GPU,
   SBATCH_EXCLUSIVE, SBATCH_EXPORT, SBATCH_GPUS, SBATCH_GPUS_PER_NODE, SBATCH_GPUS_PER_TASK,
   SBATCH_GRES, SBATCH_JOB_NAME, SBATCH_MEM_PER_CPU, SBATCH_MEM_PER_GPU, SBATCH_MEM_PER_NODE,

@@ -41,12 +41,13 @@ const std::vector<OptionSpec> kSpecs = {
 const char kUsage[] =
     "Usage: tprio [-j jobs] [-u users] [-l] [-w] [-n] [-o format] [-h]\n"
     "  -j, --jobs=LIST     only these jobs\n"
-    "  -u, --user=LIST     only these users' jobs (adds the USER column)\n"
+    "  -u, --user=LIST     only these users' jobs (adds the USER column); also --users\n"
     "  -l, --long          every factor\n"
     "  -w, --weights       the configured weights only\n"
     "  -n, --norm          normalized factors (0..1) instead of weighted\n"
     "  -o, --format=FMT    sprio format (%.15i %9r %.10Y %.10F ...)\n"
-    "  -h, --noheader      no header\n";
+    "  -h, --noheader      no header\n"
+    "      --help          this help;  -V, --version: the version\n";
 
 struct Item {
   std::string prefix;  // literal text before the field

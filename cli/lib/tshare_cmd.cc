@@ -48,7 +48,8 @@ const char kUsage[] =
     "  -p, --parsable        '|' after every field;  -P, --parsable2: between fields\n"
     "  -n, --noheader        no header\n"
     "      --queues          accounts as queues: Guarantee, Limit, Weight, Allocated, Demand,\n"
-    "                        Deserved, Borrowed, OverShare (-o takes these fields)\n";
+    "                        Deserved, Borrowed, OverShare (-o takes these fields)\n"
+    "      --help            this help;  -V, --version: the version\n";
 
 enum class Field { kAccount, kUser, kRawShares, kNormShares, kRawUsage, kNormUsage, kEff, kFs,
                    kLevelFs };

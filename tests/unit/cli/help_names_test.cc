@@ -23,6 +23,7 @@ TEST_CASE("HelpText names the program as it was run, whole words only") {
   CHECK(HelpText(Ctx("sbatch"), text) ==
         "Usage: sbatch [OPTIONS]\nSubmit with sbatch; see tbatch_x and xtbatch.\n");
   CHECK(HelpText(Ctx("sbatch"), "no usage line\n") == "no usage line\n");
+  CHECK(HelpText(Ctx("tcmd"), text) == text);  // not a Slurm name: unchanged
 }
 
 TEST_CASE("sbatch --help says sbatch and never tbatch") {
