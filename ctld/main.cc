@@ -34,11 +34,14 @@ namespace {
 
 void Usage() {
   std::cout << "usage: tessera-ctld [-f CONFIG] [--check-config] [--init-state]\n"
+               "The Tessera controller: keeps the jobs and nodes, schedules, and serves the API.\n"
                "  -f CONFIG        configuration file (default $TESSERA_CONF or /etc/tessera/tessera.conf)\n"
                "  --check-config   validate the configuration (and gres.conf, topology.conf) and exit:\n"
                "                   non-zero on anything ctld or noded would refuse, also later\n"
                "  --init-state     take an existing empty (0-byte or table-less) state database as a\n"
                "                   new cluster; without it only an absent file starts a new state\n"
+               "  -D               run in the foreground (the only mode; accepted for slurmctld's -D)\n"
+               "  -h, --help       show this help\n"
                "  -V, --version    print the version\n";
 }
 
@@ -59,7 +62,7 @@ int main(int argc, char** argv) {
     else if (a == "--check-config") check_only = true;
     else if (a == "--init-state") store_opts.init_state = true;
     else if (a == "-D") continue;  // foreground is the only mode
-    else if (a == "-V" || a == "--version") { std::cout << "tessera-ctld 0.1.0\n"; return 0; }
+    else if (a == "-V" || a == "--version") { std::cout << "tessera-ctld " TESSERA_VERSION "\n"; return 0; }
     else if (a == "-h" || a == "--help") { Usage(); return 0; }
     else { std::cerr << "tessera-ctld: unknown argument " << a << "\n"; Usage(); return 2; }
   }

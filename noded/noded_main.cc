@@ -42,10 +42,13 @@ namespace {
 constexpr char kUsage[] =
     "usage: tessera-noded -N <nodename> [-f <tessera.conf>]\n"
     "       tessera-noded --check-config [-N <nodename>] [-f <tessera.conf>]\n"
+    "The Tessera node daemon: runs the controller's jobs on this node (through tessera-stepd).\n"
     "  -N, --node NAME   this node's NodeName in tessera.conf (required to run)\n"
     "  -f, --conf PATH   config file (default $TESSERA_CONF or /etc/tessera/tessera.conf)\n"
     "  --check-config    check what noded reads (tessera.conf, gres.conf) for NAME, or for every\n"
-    "                    node without -N, and exit: non-zero on anything noded would refuse\n";
+    "                    node without -N, and exit: non-zero on anything noded would refuse\n"
+    "  -h, --help        show this help\n"
+    "  -V, --version     show the version\n";
 
 void Log(const std::string& m) { LogLine("tessera-noded", m); }
 
@@ -71,6 +74,9 @@ int ParseFlags(int argc, char** argv, Flags* f) {
     };
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "-V" || a == "--version") {
+      std::fputs("tessera-noded " TESSERA_VERSION "\n", stdout);
       return 0;
     } else if (a == "-N" || a == "--node") {
       const char* v = value("-N");

@@ -50,7 +50,16 @@ namespace {
 constexpr char kUsage[] =
     "usage: tessera-stepd --job-dir DIR --node NAME [--cluster NAME] [--notify SOCKET]"
     " [--gpu-uuids UUID,...]\n"
-    "       tessera-stepd --zygote --node NAME [--cluster NAME] [--notify SOCKET] (fd 3: noded)\n";
+    "       tessera-stepd --zygote --node NAME [--cluster NAME] [--notify SOCKET] (fd 3: noded)\n"
+    "Started by tessera-noded, never by hand: it supervises one job on this node.\n"
+    "  --job-dir DIR       the job's spool directory (launch.pb)\n"
+    "  --node NAME         this node's NodeName\n"
+    "  --cluster NAME      the ClusterName (cgroup paths)\n"
+    "  --notify SOCKET     noded's socket for the exit status\n"
+    "  --gpu-uuids U,...   the node's GPU UUIDs, in index order\n"
+    "  --zygote            run as noded's zygote (fd 3 is noded's end)\n"
+    "  -h, --help          show this help\n"
+    "  -V, --version       show the version\n";
 
 struct Flags {
   std::string job_dir, notify;
@@ -425,6 +434,10 @@ int RunZygote(const Flags& f) {
 }
 
 int Main(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help"))
+    return std::fputs(kUsage, stdout), 0;
+  if (argc == 2 && (std::string(argv[1]) == "-V" || std::string(argv[1]) == "--version"))
+    return std::fputs("tessera-stepd " TESSERA_VERSION "\n", stdout), 0;
   Flags f;
   if (!ParseFlags(argc, argv, &f)) {
     std::fputs(kUsage, stderr);

@@ -10,6 +10,7 @@
 
 #include "cli/lib/acctmgr_format.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 
 namespace tessera::cli {
 namespace {
@@ -171,7 +172,7 @@ int Change(CommandContext& ctx, ControllerApi& api, const Args& a, pb::AssocRequ
 int RunTacctmgr(CommandContext& ctx) {
   auto a = ParseOptions(ctx.args);
   if (!a.ok()) return Fail(ctx, a.status().message() + " (see tacctmgr --help)");
-  if (a->help) return (*ctx.out << kUsage, 0);
+  if (a->help) return (*ctx.out << HelpText(ctx, kUsage), 0);
   if (a->version) return (*ctx.out << VersionLine() << "\n", 0);
   std::string format;
   auto req = BuildRequest(a->words, &format);

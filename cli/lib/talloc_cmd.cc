@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/lib/batch_request.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/talloc.h"
 #include "cli/lib/trun_alloc.h"
 
@@ -74,7 +75,7 @@ int RunTalloc(CommandContext& ctx) {
   auto cl = ParseBatchCommandLine(ctx.args, ctx.now);
   if (!cl.ok()) return Fail(ctx, cl.status().message() + " (see talloc --help)");
   BatchOptions& o = cl->options;
-  if (o.help || o.usage) return (*ctx.out << kUsage, 0);
+  if (o.help || o.usage) return (*ctx.out << HelpText(ctx, kUsage), 0);
   if (o.version) return (*ctx.out << VersionLine() << "\n", 0);
   if (o.wrap) return Fail(ctx, "--wrap is an option of tbatch (sbatch), not of talloc");
   std::vector<std::string> argv = cl->positionals;

@@ -7,6 +7,7 @@
 #include "cli/lib/batch_request.h"
 #include "cli/lib/batch_script.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/slurm_compat.h"
 #include "common/duration.h"
 #include "common/env_block.h"
@@ -73,7 +74,8 @@ Resources:
       --segment=N             place the nodes in segments of N, each inside one block
                               (TopologyPlugin=topology/block)
 Files and environment:
-  -D, --chdir=DIR             working directory of the job (default: the current directory)
+  -D, --chdir=DIR             working directory of the job (default: the current directory);
+                              also --workdir
   -o, --output=PATTERN        standard output file (default slurm-%j.out; %j %x %u %A %a %N)
   -e, --error=PATTERN         standard error file (default: same as --output)
   -i, --input=PATTERN         standard input file (default /dev/null)
@@ -102,9 +104,9 @@ Accepted and ignored (one warning each): --mail-type, --mail-user, --get-user-en
   --cores-per-socket, --threads-per-core, -B/--extra-node-info, --tmp, --kill-on-invalid-dep,
   -m/--distribution, --mcs-label, --profile, --acctg-freq, --propagate, --gpu-bind, --gpu-freq,
   --cpu-freq, --mem-bind, --spread-job, --use-min-nodes, -s/--oversubscribe, -O/--overcommit,
-  -S/--core-spec, --thread-spec, --network, --reboot, -M/--cluster(s), --bb, --bbf, --power,
-  --delay-boot, --container, --ignore-pbs, --gid, -K/--kill-command, -F/--nodefile, --mincpus,
-  --gres-flags.
+  -S/--core-spec, --thread-spec, --network, --reboot, -M/--cluster, --clusters, --bb, --bbf,
+  --power, --delay-boot, --container, --ignore-pbs, --gid, -K/--kill-command, -F/--nodefile,
+  --mincpus, --gres-flags.
 Environment: SBATCH_ACCOUNT, SBATCH_ARRAY_INX, SBATCH_CONSTRAINT, SBATCH_CPUS_PER_GPU,
   SBATCH_EXCLUSIVE, SBATCH_EXPORT, SBATCH_GPUS, SBATCH_GPUS_PER_NODE, SBATCH_GPUS_PER_TASK,
   SBATCH_GRES, SBATCH_JOB_NAME, SBATCH_MEM_PER_CPU, SBATCH_MEM_PER_GPU, SBATCH_MEM_PER_NODE,
@@ -255,7 +257,7 @@ int RunTbatch(CommandContext& ctx) {
   auto cl = ParseBatchCommandLine(ctx.args, ctx.now);
   if (!cl.ok() && IsSlurmName(ctx.prog)) return SbatchOptionError(ctx, cl.status().message());
   if (!cl.ok()) return Fail(ctx, cl.status().message() + " (see tbatch --help)");
-  if (cl->options.help) return (*ctx.out << kUsage, 0);
+  if (cl->options.help) return (*ctx.out << HelpText(ctx, kUsage), 0);
   if (cl->options.usage) {
     *ctx.out << "Usage: tbatch [-N nodes] [-n ntasks] [-c cpus] [-t time] [-p partition] "
                 "[-J name] [--mem size] [--gpus-per-node n] [--wrap cmd | script [args...]]\n";

@@ -5,6 +5,7 @@
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/signal_names.h"
 #include "cli/lib/slurm_compat.h"
 #include "cli/lib/text_util.h"
@@ -193,7 +194,7 @@ int RunTcancel(CommandContext& ctx) {
     Status st = ApplyOption(ctx, o, a);
     if (!st.ok()) return Fail(ctx, st.message());
   }
-  if (a.help) return (*ctx.out << kUsage, 0);
+  if (a.help) return (*ctx.out << HelpText(ctx, kUsage), 0);
   if (a.version) return (*ctx.out << VersionLine() << "\n", 0);
   for (const auto& p : parsed->positionals) {
     Status st = AddJobIds(p, a);

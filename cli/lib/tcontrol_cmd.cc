@@ -4,6 +4,7 @@
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/resv_view.h"
 #include "cli/lib/show_format.h"
 #include "cli/lib/slurm_compat.h"
@@ -645,7 +646,7 @@ int RunTcontrol(CommandContext& ctx) {
     if (o.id == kEvents) a.events = true;
   }
   if (help || (!a.words.empty() && ToLower(a.words[0]) == "help"))
-    return (*ctx.out << kUsage, 0);
+    return (*ctx.out << HelpText(ctx, kUsage), 0);
   if (version || (!a.words.empty() && ToLower(a.words[0]) == "version"))
     return (*ctx.out << VersionLine() << "\n", 0);
   if (a.words.empty()) return Fail(ctx, "no command given (see tcontrol --help)");

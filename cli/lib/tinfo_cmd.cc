@@ -1,6 +1,7 @@
 // tinfo: partitions and nodes (sinfo).
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 #include <map>
 #include <set>
 
@@ -158,7 +159,7 @@ int RunTinfo(CommandContext& ctx) {
       case kVersion: version = true; break;
     }
   }
-  if (help) return (*ctx.out << kUsage, 0);
+  if (help) return (*ctx.out << HelpText(ctx, kUsage), 0);
   if (version) return (*ctx.out << VersionLine() << "\n", 0);
   if (!parsed->positionals.empty())
     return Fail(ctx, "unexpected argument \"" + parsed->positionals[0] + "\" (see tinfo --help)");

@@ -22,6 +22,7 @@
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/text_util.h"
 
 namespace tessera::cli {
@@ -40,12 +41,13 @@ const std::vector<OptionSpec> kSpecs = {
 const char kUsage[] =
     "Usage: tprio [-j jobs] [-u users] [-l] [-w] [-n] [-o format] [-h]\n"
     "  -j, --jobs=LIST     only these jobs\n"
-    "  -u, --user=LIST     only these users' jobs (adds the USER column)\n"
+    "  -u, --user=LIST     only these users' jobs (adds the USER column); also --users\n"
     "  -l, --long          every factor\n"
     "  -w, --weights       the configured weights only\n"
     "  -n, --norm          normalized factors (0..1) instead of weighted\n"
     "  -o, --format=FMT    sprio format (%.15i %9r %.10Y %.10F ...)\n"
-    "  -h, --noheader      no header\n";
+    "  -h, --noheader      no header\n"
+    "      --help          this help;  -V, --version: the version\n";
 
 struct Item {
   std::string prefix;  // literal text before the field
@@ -207,7 +209,7 @@ int RunTprio(CommandContext& ctx) {
       case kFormat: format = *o.value; break;
       case kNorm: norm = true; break;
       case kNoHeader: header = false; break;
-      case kHelp: return (*ctx.out << kUsage, 0);
+      case kHelp: return (*ctx.out << HelpText(ctx, kUsage), 0);
       case kVersion: return (*ctx.out << VersionLine() << "\n", 0);
     }
   }

@@ -5,6 +5,7 @@
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/queue_format.h"
 #include "cli/lib/queue_summary.h"
 #include "cli/lib/slurm_compat.h"
@@ -284,7 +285,7 @@ int RunTqueue(CommandContext& ctx) {
     Status st = ApplyOption(ctx, o, a);
     if (!st.ok()) return Fail(ctx, st.message());
   }
-  if (a.help) return (*ctx.out << kUsage, 0);
+  if (a.help) return (*ctx.out << HelpText(ctx, kUsage), 0);
   if (a.version) return (*ctx.out << VersionLine() << "\n", 0);
   if (!parsed->positionals.empty())
     return Fail(ctx, "unexpected argument \"" + parsed->positionals[0] + "\" (see tqueue --help)");

@@ -15,6 +15,7 @@
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/batch_request.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/rank_output.h"
 #include "cli/lib/trun.h"
 #include "cli/lib/trun_alloc.h"
@@ -719,7 +720,7 @@ int RunStep(CommandContext& ctx, TrunHooks& hooks, ControllerApi& api, TrunArgs&
 int RunTrunWith(CommandContext& ctx, TrunHooks& hooks) {
   auto args = ParseTrunArgs(ctx);
   if (!args.ok()) return Fail(ctx, args.status().message());
-  if (args->help) return *ctx.out << kUsage, 0;
+  if (args->help) return *ctx.out << HelpText(ctx, kUsage), 0;
   if (args->version) return *ctx.out << VersionLine() << "\n", 0;
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());

@@ -16,6 +16,7 @@
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/command.h"
+#include "cli/lib/help_text.h"
 #include "cli/lib/text_util.h"
 #include "cli/lib/tshare_queues.h"
 
@@ -47,7 +48,8 @@ const char kUsage[] =
     "  -p, --parsable        '|' after every field;  -P, --parsable2: between fields\n"
     "  -n, --noheader        no header\n"
     "      --queues          accounts as queues: Guarantee, Limit, Weight, Allocated, Demand,\n"
-    "                        Deserved, Borrowed, OverShare (-o takes these fields)\n";
+    "                        Deserved, Borrowed, OverShare (-o takes these fields)\n"
+    "      --help            this help;  -V, --version: the version\n";
 
 enum class Field { kAccount, kUser, kRawShares, kNormShares, kRawUsage, kNormUsage, kEff, kFs,
                    kLevelFs };
@@ -156,7 +158,7 @@ int RunTshare(CommandContext& ctx) {
       case kParsable: parsable = 1; break;
       case kParsable2: parsable = 2; break;
       case kNoHeader: header = false; break;
-      case kHelp: return (*ctx.out << kUsage, 0);
+      case kHelp: return (*ctx.out << HelpText(ctx, kUsage), 0);
       case kVersion: return (*ctx.out << VersionLine() << "\n", 0);
       case kQueues: queues = true; break;
     }
