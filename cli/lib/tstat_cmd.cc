@@ -12,6 +12,7 @@
 #include "cli/lib/text_util.h"
 #include "cli/lib/tstat.h"
 #include "common/duration.h"
+#include "cli/lib/help_text.h"
 #include "common/hostlist.h"
 #include "rpc/step_usage.h"
 
@@ -33,6 +34,7 @@ of a step reads its tasks' cgroups now (memory peak and current use, CPU time) a
   -P, --parsable2          '|' between fields
   -e, --helpformat         list the fields
   -h, --help               show this help
+  -V, --version            show the version
 The batch script's own step (JOB.batch) is not served live: sacct shows its usage after the
 job. Environment: TESSERA_CONF names the configuration file.
 )";
@@ -44,14 +46,14 @@ constexpr char kDefaultFields[] =
     "MaxDiskReadNode,MaxDiskReadTask,AveDiskRead,MaxDiskWrite,MaxDiskWriteNode,"
     "MaxDiskWriteTask,AveDiskWrite";
 
-enum Opt { kJobs = 1, kAll, kFormat, kNoHeader, kParsable, kParsable2, kHelpFormat, kHelp };
+enum Opt { kJobs = 1, kAll, kFormat, kNoHeader, kParsable, kParsable2, kHelpFormat, kHelp, kVersion };
 
 const std::vector<OptionSpec> kSpecs = {
     {"jobs", 'j', ArgKind::kRequired, kJobs},       {"allsteps", 'a', ArgKind::kNone, kAll},
     {"format", 'o', ArgKind::kRequired, kFormat},   {"fields", 0, ArgKind::kRequired, kFormat},
     {"noheader", 'n', ArgKind::kNone, kNoHeader},   {"parsable", 'p', ArgKind::kNone, kParsable},
     {"parsable2", 'P', ArgKind::kNone, kParsable2}, {"helpformat", 'e', ArgKind::kNone, kHelpFormat},
-    {"help", 'h', ArgKind::kNone, kHelp},
+    {"help", 'h', ArgKind::kNone, kHelp},           {"version", 'V', ArgKind::kNone, kVersion},
 };
 
 struct Ref {
@@ -113,10 +115,11 @@ from every node of the step, until the tasks end.
       --layout             print the step's layout (nodes and tasks) and exit
   -Q, --quiet              no informational messages
   -h, --help               show this help
+  -V, --version            show the version
 stdin is not forwarded to the tasks; --pty and --input-filter are refused.
 )";
 
-enum AttachOpt { kALabel = 1, kAOut, kAErr, kALayout, kAQuiet, kAHelp, kAPty, kAIn };
+enum AttachOpt { kALabel = 1, kAOut, kAErr, kALayout, kAQuiet, kAHelp, kAPty, kAIn, kAVersion };
 
 const std::vector<OptionSpec> kAttachSpecs = {
     {"label", 'l', ArgKind::kNone, kALabel},
@@ -127,6 +130,7 @@ const std::vector<OptionSpec> kAttachSpecs = {
     {"help", 'h', ArgKind::kNone, kAHelp},
     {"pty", 0, ArgKind::kNone, kAPty},
     {"input-filter", 0, ArgKind::kRequired, kAIn},
+    {"version", 'V', ArgKind::kNone, kAVersion},
 };
 
 }  // namespace
@@ -137,7 +141,8 @@ int RunTattachWith(CommandContext& ctx, const NodeConnector& connect_node) {
   bool label = false, layout = false;
   std::optional<uint32_t> out_rank, err_rank;
   for (const auto& o : parsed->options) {
-    if (o.id == kAHelp) return (*ctx.out << kAttachUsage, 0);
+    if (o.id == kAHelp) return (*ctx.out << HelpText(ctx, kAttachUsage), 0);
+    if (o.id == kAVersion) return (*ctx.out << VersionLine() << "\n", 0);
     if (o.id == kAPty) return Fail(ctx, "--pty: a terminal on the node is not supported");
     if (o.id == kAIn) return Fail(ctx, "--input-filter: stdin is not forwarded to the tasks");
     if (o.id == kALabel) label = true;
@@ -219,7 +224,8 @@ int RunTstatWith(CommandContext& ctx, const NodeConnector& connect_node) {
   bool header = true;
   AcctLayout layout = AcctLayout::kColumns;
   for (const auto& o : parsed->options) {
-    if (o.id == kHelp) return (*ctx.out << kUsage, 0);
+    if (o.id == kHelp) return (*ctx.out << HelpText(ctx, kUsage), 0);
+    if (o.id == kVersion) return (*ctx.out << VersionLine() << "\n", 0);
     if (o.id == kHelpFormat) return (*ctx.out << AcctFieldList(), 0);
     if (o.id == kJobs) jobs += (jobs.empty() ? "" : ",") + o.value.value_or("");
     if (o.id == kFormat) fields = o.value.value_or("");

@@ -16,7 +16,7 @@ options() {
   grep -oE -- '(^|[ ,/([])--?[A-Za-z][A-Za-z0-9-]*' | grep -oE -- '--?[A-Za-z][A-Za-z0-9-]*' | sort -u
 }
 n=0
-for prog in tbatch tqueue tcancel tinfo tcontrol tacct trun talloc tacctmgr tshare tprio \
+for prog in tbatch tqueue tcancel tinfo tcontrol tacct trun talloc tstat tattach tacctmgr tshare tprio \
             tessera-ctld tessera-noded tessera-stepd; do
   [ -x "$BIN/$prog" ] || fail "$BIN/$prog missing"
   v="$("$BIN/$prog" --version)" || fail "$prog --version exited $?"
@@ -54,7 +54,7 @@ done
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 for pair in tbatch:sbatch tqueue:squeue tcancel:scancel tinfo:sinfo tcontrol:scontrol tacct:sacct \
-            trun:srun tshare:sshare tprio:sprio talloc:salloc tacctmgr:sacctmgr; do
+            trun:srun tshare:sshare tprio:sprio talloc:salloc tacctmgr:sacctmgr tstat:sstat tattach:sattach; do
   t="${pair%%:*}"; s="${pair##*:}"
   ln -s "$BIN/$t" "$TMP/$s"
   help="$("$TMP/$s" --help)"
