@@ -329,8 +329,12 @@ void Node::OnDone(Session* s) {
   if (s != session_) return;
   session_ = nullptr;
   ++gen_;
-  if (registered_) emu_->counters().registered--;
-  else emu_->counters().stream_errors++;
+  if (registered_) {
+    emu_->counters().registered--;
+  } else if (emu_->counters().stream_errors++ % 1000 == 0) {  // a sample of why, not a flood
+    std::cerr << "tessera-nodeemu: " << cfg_.name << ": stream ended before registration: "
+              << rpc::FromGrpc(s->status()).ToString() << "\n";
+  }
   registered_ = false;
   int64_t wait = backoff_ms_;
   backoff_ms_ = std::min(backoff_ms_ * 2, kBackoffMaxMs);

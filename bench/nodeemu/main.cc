@@ -14,6 +14,7 @@
 
 #include "bench/nodeemu/emulator.h"
 #include "common/hostlist.h"
+#include "rpc/absl_tuning.h"
 
 using namespace tessera;
 
@@ -43,6 +44,7 @@ bool ParseInt(const std::string& flag, const std::string& v, int64_t min, int64_
 }  // namespace
 
 int main(int argc, char** argv) {
+  rpc::DisableAbslDeadlockDetection();  // thousands of streams: rpc/absl_tuning.h
   std::string conf = std::getenv("TESSERA_CONF") ? std::getenv("TESSERA_CONF") : "";
   std::string nodes_expr, status_file;
   int64_t run_ms = 100, per_channel = 1, threads = 8, report_s = 5, duration_s = 0;

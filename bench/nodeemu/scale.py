@@ -114,7 +114,7 @@ StateSaveLocation={self.base}/state
 SlurmdSpoolDir={self.base}/spool/%n
 AuthInfo=socket={m}/munge.sock
 CgroupMountpoint=none
-NodeName=e[1-{self.n}] NodeAddr=127.0.0.1 CPUs=16 RealMemory=4000
+NodeName=e[1-{self.n}] NodeAddr=127.0.0.1 Port=20001-{20000 + self.n} CPUs=16 RealMemory=4000
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """)
         os.chmod(self.conf, 0o644)
