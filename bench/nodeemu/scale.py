@@ -3,6 +3,7 @@
 
     BUILD=build bench/nodeemu/scale.py                     # NODES="16 1000 10000" REPS=3
     NODES=1000 REPS=1 SECTIONS="storm idle cli" BUILD=build bench/nodeemu/scale.py
+    PER_CHANNEL=10 NODES=10000 ...   # 10 node streams per TCP connection (fewer handshakes)
 
 Per node count: a private munged, tessera-ctld (port $PORT, state under $BASE) with NodeName=e[1-N]
 (16 CPUs each) and one tessera-nodeemu holding the N streams. Sections:
@@ -41,6 +42,7 @@ JOBS = int(E("JOBS", "5000"))
 RUN_MS = int(E("RUN_MS", "10"))
 NPEND = int(E("NPEND", "100000"))
 SECTIONS = E("SECTIONS", "storm idle cli e2e cycle").split()
+PER_CHANNEL = E("PER_CHANNEL", "1")  # node streams per TCP connection (1: as real nodes)
 RESULTS = []  # (node count, measurement, unit, [values])
 
 
@@ -139,7 +141,8 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
     def start_emu(self, run_ms):
         log = open(os.path.join(self.base, "log", "emu.log"), "ab")
         self.emu = subprocess.Popen([f"{BIN}/tessera-nodeemu", "-f", self.conf, "--run-ms",
-                                     str(run_ms), "--status-file", self.status, "--report-s", "10"],
+                                     str(run_ms), "--status-file", self.status, "--report-s", "10",
+                                     "--per-channel", PER_CHANNEL],
                                     stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, env=self.env, start_new_session=True)
 
