@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "common/client_config.h"
@@ -98,12 +100,17 @@ class Builder {
                                "); give each node its own address or port");
     }
     int defaults = 0;
+    // name -> node once: FindNode per partition member was O(nodes^2), ~0.45 s of every command
+    // on a 10,000-node config (issue 20 §2).
+    std::unordered_map<std::string_view, NodeConfig*> by_name;
+    by_name.reserve(c_->nodes.size());
+    for (auto& n : c_->nodes) by_name.emplace(n.name, &n);
     for (auto& part : c_->partitions) {
       defaults += part.is_default;
       for (const auto& n : part.nodes) {
-        auto* node = const_cast<NodeConfig*>(c_->FindNode(n));
-        if (!node) return InvalidArgument(part.where + ": partition " + part.name + " names unknown node " + n);
-        node->partitions.push_back(part.name);
+        auto it = by_name.find(n);
+        if (it == by_name.end()) return InvalidArgument(part.where + ": partition " + part.name + " names unknown node " + n);
+        it->second->partitions.push_back(part.name);
       }
     }
     if (defaults > 1) return InvalidArgument(c_->path + ": more than one partition has Default=YES");

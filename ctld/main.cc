@@ -23,6 +23,7 @@
 #include "ctld/rpc/local_server.h"
 #include "ctld/state/state_file.h"
 #include "ctld/state/store.h"
+#include "rpc/absl_tuning.h"
 #include "rpc/grpc_util.h"
 #include "rpc/message_limits.h"
 #include "rpc/munge_codec.h"
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   // One malloc arena per core instead of 8 per core: gRPC's many short-lived handler threads
   // otherwise leave most of the controller's RSS in per-thread arenas.
   mallopt(M_ARENA_MAX, 2);
+  tessera::rpc::DisableAbslDeadlockDetection();  // issue 20 §2: 10,000 node streams
   std::string conf = tessera::DefaultConfigPath();
   bool check_only = false;
   tc::StoreOptions store_opts;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "common/mig_profiles.h"
 
@@ -23,6 +24,24 @@ sched::MigGpuSnap MigGpuOf(const GpuState& g, const MigModel& m, bool dynamic, b
   return mg;
 }
 
+// The nodes whose MIG GPUs may be re-laid (ClusterConfig::MigDynamic), computed once: asking
+// MigDynamic per node scans the node list and each partition's list, O(nodes^2) per snapshot,
+// ~1 s of every scheduling cycle at 10,000 nodes (issue 20 §2).
+std::unordered_set<std::string> DynamicMigNodes(const ClusterConfig& cfg) {
+  std::unordered_set<std::string> out, set_on_node;
+  for (const auto& n : cfg.nodes) {
+    if (n.mig_strategy.empty()) continue;
+    set_on_node.insert(n.name);
+    if (n.mig_strategy == "dynamic") out.insert(n.name);
+  }
+  for (const auto& p : cfg.partitions) {
+    if (p.mig_strategy != "dynamic") continue;
+    for (const auto& n : p.nodes)
+      if (!set_on_node.count(n)) out.insert(n);
+  }
+  return out;
+}
+
 }  // namespace
 
 void FillMigGpus(sched::ClusterSnapshot& s, const ClusterConfig& cfg, NodeTable& nodes,
@@ -31,10 +50,17 @@ void FillMigGpus(sched::ClusterSnapshot& s, const ClusterConfig& cfg, NodeTable&
   for (const JobRecord* j : active)
     for (const auto& a : j->alloc) held[a.node].insert(a.mig_uuids.begin(), a.mig_uuids.end());
   static const std::set<std::string> kNone;
+  std::unordered_set<std::string> dynamic_nodes;
+  bool any_gpus = false;
+  for (const auto& ns : s.nodes) {
+    const NodeRuntime* rt = nodes.Find(ns.name);
+    if (rt && !rt->gpus.empty()) any_gpus = true;
+  }
+  if (any_gpus) dynamic_nodes = DynamicMigNodes(cfg);
   for (auto& ns : s.nodes) {
     NodeRuntime* rt = nodes.Find(ns.name);
-    if (!rt) continue;
-    bool dynamic = cfg.MigDynamic(ns.name);
+    if (!rt || rt->gpus.empty()) continue;
+    bool dynamic = dynamic_nodes.count(ns.name) > 0;
     auto h = held.find(ns.name);
     for (const auto& g : rt->gpus) {
       const MigModel* m = FindMigModelFor(g.model, g.memory_mib);
@@ -74,8 +100,9 @@ void FillGpuMemory(sched::NodeSnap& ns, const ClusterConfig& cfg) {
 
 sched::ClusterSnapshot DynamicMigCluster(sched::ClusterSnapshot empty, const ClusterConfig& cfg,
                                          NodeTable& nodes, const std::string& profile) {
+  std::unordered_set<std::string> dynamic_nodes = DynamicMigNodes(cfg);
   for (auto& ns : empty.nodes) {
-    if (!cfg.MigDynamic(ns.name)) continue;
+    if (!dynamic_nodes.count(ns.name)) continue;
     std::vector<std::string> models;  // one entry per GPU
     NodeRuntime* rt = nodes.Find(ns.name);
     std::vector<uint64_t> memory;  // MiB per GPU (0 = unknown: the name decides)

@@ -45,7 +45,7 @@ Status AttachCredential(const CredentialCodec& codec, grpc::ClientContext* ctx) 
   return Status::Ok();
 }
 
-Result<Identity> Authenticate(const CredentialCodec& codec, const grpc::ServerContext& ctx) {
+Result<Identity> Authenticate(const CredentialCodec& codec, const grpc::ServerContextBase& ctx) {
   const auto& md = ctx.client_metadata();
   auto it = md.find(kMungeMetadataKey);
   if (it == md.end()) return Unauthenticated("request carries no munge credential");

@@ -30,7 +30,7 @@ Result<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(const Clu
 Status AttachCredential(const CredentialCodec& codec, grpc::ClientContext* ctx);
 // Decodes the caller's credential from a server call. kUnauthenticated when missing, invalid or
 // replayed.
-Result<Identity> Authenticate(const CredentialCodec& codec, const grpc::ServerContext& ctx);
+Result<Identity> Authenticate(const CredentialCodec& codec, const grpc::ServerContextBase& ctx);
 
 grpc::Status ToGrpc(const Status& s);
 Status FromGrpc(const grpc::Status& s);

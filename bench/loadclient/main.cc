@@ -50,11 +50,14 @@ struct Options {
   std::string command = "true";
   std::string ids_out;
   std::string stdout_pattern;
+  std::string name = "wrap";  // --name (tessera-nodeemu reads "emu-ms=N" as the job's run time)
+  bool exclusive = false;     // --exclusive: a whole node each
 };
 
 const char kUsage[] =
     "usage: tessera-bench-submit [-f tessera.conf] [-n JOBS] [-c CONCURRENCY] [--batch B]\n"
-    "                            [--no-hold] [--wrap CMD] [-o STDOUT_PATTERN] [--ids-out FILE]\n";
+    "                            [--no-hold] [--wrap CMD] [-o STDOUT_PATTERN] [--ids-out FILE]\n"
+    "                            [--name NAME] [--exclusive]\n";
 
 bool ParseArgs(int argc, char** argv, Options* o) {
   const char* env_conf = std::getenv("TESSERA_CONF");
@@ -77,6 +80,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
     else if (a == "-o" && (v = next("a filename pattern"))) o->stdout_pattern = v;
     else if (a == "--ids-out" && (v = next("a file"))) o->ids_out = v;
     else if (a == "--no-hold") o->hold = false;
+    else if (a == "--name" && (v = next("a job name"))) o->name = v;
+    else if (a == "--exclusive") o->exclusive = true;
     else {
       if (!v) std::cerr << "tessera-bench-submit: bad argument \"" << a << "\"\n" << kUsage;
       return false;
@@ -93,7 +98,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
 pb::SubmitJobRequest MakeRequest(const Options& o) {
   pb::SubmitJobRequest req;
   pb::JobSpec& s = *req.mutable_spec();
-  s.set_name("wrap");
+  s.set_name(o.name);
+  s.set_exclusive(o.exclusive);
   s.set_script("#!/bin/sh\n# This script was created by tbatch --wrap.\n\n" + o.command + "\n");
   char cwd[4096];
   s.set_workdir(getcwd(cwd, sizeof cwd) ? cwd : "/tmp");

@@ -5,6 +5,7 @@
 # Env: BIN (required) BASE (/tmp/tessera-bench/tessera) NNODES (16) CPUS (16)
 #      CGROUPS (0: no cgroups, as the Slurm side's proctrack/linuxproc + task/none; 1: a cgroup
 #      per job, Tessera's default)
+#      TLS (0; 1: TLS with a private CA under $BASE/tls)
 #      TESSERA_CTLD_PORT (36817) TESSERA_NODE_PORT0 (38001)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -37,7 +38,31 @@ isolation="CgroupMountpoint=none"
 sed -e "s|@BASE@|$BASE|g" -e "s|@CTLD_PORT@|$CTLD_PORT|g" -e "s|^@NODES@|$nodes|" \
     -e "s|^@ISOLATION@|$isolation|" \
     "$HERE/tessera.conf.in" > "$CONF"
+# TLS=1: a private CA and a server certificate for 127.0.0.1, 127.0.0.2 and localhost
+# (bench/tessera/remote-cli.py measures the login-node path with and without TLS).
+if [ "${TLS:-0}" = 1 ]; then
+  t=$BASE/tls
+  mkdir -p "$t"
+  if [ ! -s "$t/server.pem" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$t/ca.key" -out "$t/ca.pem" -days 30 \
+      -subj "/CN=bench CA" >/dev/null 2>&1
+    openssl req -newkey rsa:2048 -nodes -keyout "$t/server.key" -out "$t/server.csr" \
+      -subj "/CN=localhost" >/dev/null 2>&1
+    echo "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:127.0.0.2" > "$t/san.ext"
+    openssl x509 -req -in "$t/server.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial \
+      -out "$t/server.pem" -days 30 -extfile "$t/san.ext" >/dev/null 2>&1
+    chmod 644 "$t/ca.pem"
+  fi
+  printf 'TlsCertFile=%s\nTlsKeyFile=%s\nTlsCaFile=%s\n' "$t/server.pem" "$t/server.key" \
+    "$t/ca.pem" >> "$CONF"
+fi
 chmod 644 "$CONF"
+# The same cluster seen from a login node (bench/run-vs-slurm section "remote"): no controller
+# socket, the controller named at 127.0.0.2 (a second loopback address), so commands take gRPC +
+# munge as on a host without ctld.
+sed -e "s|^SlurmctldHost=.*|SlurmctldHost=localhost(127.0.0.2)|" "$CONF" > "$BASE/etc/login.conf"
+echo "ControllerSocket=none" >> "$BASE/etc/login.conf"
+chmod 644 "$BASE/etc/login.conf"
 "$BIN/tessera-ctld" -f "$CONF" --check-config >/dev/null
 
 # 3. controller (foreground process, started in the background; pid file written here)

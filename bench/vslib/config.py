@@ -14,7 +14,7 @@ API_C = int(E("API_C", "64"))
 API_B = int(E("API_B", "500"))
 API_BC = int(E("API_BC", "8"))
 BURSTS = [float(x) for x in E("BURSTS", "0 0 0 1 3").split()]
-SECTIONS = E("SECTIONS", "submit api e2e latency queue durability").split()
+SECTIONS = E("SECTIONS", "submit remote api e2e latency queue durability").split()
 BUILD = os.path.abspath(E("BUILD", E("TESSERA_BUILD_DIR", os.path.join(ROOT, "build-bench"))))
 BIN = os.path.join(BUILD, "bin")
 BASE = E("BASE", "/tmp/tessera-bench")
@@ -23,4 +23,4 @@ RESULTS = E("RESULTS", os.path.join(HERE, "RESULTS.md"))
 SVG = E("SVG", os.path.join(HERE, "ratios.svg"))
 HZ = os.sysconf("SC_CLK_TCK")
 TARGETS = ["tessera-ctld", "tessera-noded", "tessera-stepd", "tbatch", "tqueue", "tcancel",
-           "tinfo", "tcontrol", "tacct"]
+           "tinfo", "tcontrol", "tacct", "tessera-bench-noop"]

@@ -172,8 +172,11 @@ class Tessera(System):
         self.conf = os.path.join(self.base, "etc", "tessera.conf")
         self.loader = os.path.join(BIN, "tessera-bench-submit")
 
+    remote = False  # True: commands as from a login node (etc/login.conf: gRPC + munge)
+
     def env(self):
-        return dict(os.environ, TESSERA_CONF=self.conf, BASE=self.base, BIN=BIN,
+        conf = os.path.join(self.base, "etc", "login.conf") if self.remote else self.conf
+        return dict(os.environ, TESSERA_CONF=conf, BASE=self.base, BIN=BIN,
                     PATH=f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}")
 
     def setup(self, cgroups=False):

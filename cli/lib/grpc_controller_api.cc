@@ -1,5 +1,8 @@
 #include "cli/lib/grpc_controller_api.h"
 
+#include <mutex>
+#include <vector>
+
 #include "rpc/grpc_util.h"
 #include "rpc/submit_split.h"
 
@@ -12,7 +15,22 @@ GrpcControllerApi::GrpcControllerApi(const ClusterConfig& cfg,
               std::to_string(cfg.ctld_port)),
       codec_(std::move(codec)),
       deadline_(deadline),
-      stub_(pb::Controller::NewStub(rpc::MakeCtldChannel(cfg))) {}
+      stub_(nullptr) {
+  std::shared_ptr<grpc::Channel> channel = rpc::MakeCtldChannel(cfg);
+  // Connect now, so TCP (and TLS) set-up runs on gRPC's threads while the first call encodes
+  // its munge credential, instead of after it.
+  channel->GetState(/*try_to_connect=*/true);
+  // One reference lives as long as the process: a command ends with ExitMain (no destructors),
+  // and destroying the last channel shuts gRPC down first, joining its threads (several ms of
+  // every remote command, bench/RESULTS.md "Remote commands").
+  static auto* keep = new std::vector<std::shared_ptr<grpc::Channel>>;
+  static std::mutex keep_mu;
+  {
+    std::lock_guard<std::mutex> l(keep_mu);
+    keep->push_back(channel);
+  }
+  stub_ = pb::Controller::NewStub(channel);
+}
 
 template <typename Req, typename Resp, typename Method>
 Result<Resp> GrpcControllerApi::Call(Method method, const Req& req) {

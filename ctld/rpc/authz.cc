@@ -35,7 +35,7 @@ std::shared_ptr<const Authorizer::Roles> Authorizer::RolesFor(const ClusterConfi
   return r;
 }
 
-Result<Caller> Authorizer::Check(const grpc::ServerContext& ctx, const char* method, Role role,
+Result<Caller> Authorizer::Check(const grpc::ServerContextBase& ctx, const char* method, Role role,
                                  const ClusterConfig& cfg) const {
   auto id = tessera::rpc::Authenticate(*codec_, ctx);
   if (!id.ok()) {

@@ -35,7 +35,7 @@ class Authorizer {
  public:
   explicit Authorizer(const tessera::rpc::CredentialCodec* codec) : codec_(codec) {}
   // Decodes the credential and checks `role`. `cfg` is the current configuration.
-  Result<Caller> Check(const grpc::ServerContext& ctx, const char* method, Role role,
+  Result<Caller> Check(const grpc::ServerContextBase& ctx, const char* method, Role role,
                        const ClusterConfig& cfg) const;
   // Checks `role` for an identity the kernel vouches for (a local-socket caller); `peer` is for
   // the log.

@@ -7,7 +7,9 @@
 #include "ctld/sched/reservation.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <tuple>
 
 #include "ctld/sched/session.h"
 
@@ -125,8 +127,21 @@ Status CheckSatisfiable(const JobSnap& job, const ClusterSnapshot& empty) {
   probe.partitions[0].up = true;
   probe.partitions[0].max_time = -1;
   std::vector<const NodeSnap*> cands;
+  // Nodes without GPUs that agree on everything placement reads (CPUs, memory, partitions,
+  // features, weight) are interchangeable in this probe: with a flat topology and no node
+  // names asked, keep at most as many of each kind as the job could use (its tasks, or its node
+  // range). At 10,000 identical nodes the probe (copied and cycled for every submission) was
+  // most of a submission's cost (issue 20 §2).
+  uint64_t usable = std::max<uint64_t>(job.nodes_min, job.nodes_max);
+  for (const auto& g : job.groups) usable += g.count;
+  bool fold = !empty.topology && job.nodelist.empty() && job.exclude.empty();
+  std::map<std::tuple<uint32_t, uint64_t, std::vector<std::string>, std::vector<std::string>, uint32_t>,
+           uint64_t> kinds;
   for (const auto& n : empty.nodes) {
     if (!Contains(n.partitions, job.partition)) continue;
+    if (fold && n.gpus.empty() && n.mig_gpus.empty() && n.gpu_shares.empty() &&
+        ++kinds[{n.cpus_total, n.mem_total, n.partitions, n.features, n.weight}] > usable)
+      continue;
     NodeSnap c = n;
     c.schedulable = true;
     c.idle = true;

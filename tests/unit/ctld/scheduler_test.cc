@@ -102,6 +102,23 @@ TEST_CASE("requests no node could ever satisfy are named at submit") {
   CHECK(CheckSatisfiable(bad_part, s).message().find("invalid partition") != std::string::npos);
 }
 
+TEST_CASE("the submit probe over many identical nodes answers as over every node") {
+  // CheckSatisfiable folds interchangeable GPU-less nodes (issue 20 §2); the answers and the
+  // node count it names must not change.
+  ClusterSnapshot s;
+  for (int i = 1; i <= 1000; ++i) s.nodes.push_back(Node("n" + std::to_string(i), 4));
+  s.nodes.push_back(Node("big", 64));
+  s.partitions = {{"p", true, 0}};
+  CHECK(CheckSatisfiable(Job(1, 1, 64), s).ok());          // only the last, different node fits
+  CHECK(CheckSatisfiable(Job(2, 8, 4, 8), s).ok());        // eight small nodes
+  CHECK(CheckSatisfiable(Job(3, 1001, 4, 1001), s).ok());  // every node
+  auto st = CheckSatisfiable(Job(4, 1002, 1, 1002), s);    // one node more than there are
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.message().find("1001 usable nodes") != std::string::npos);
+  auto wide = Job(5, 1, 65);
+  CHECK_FALSE(CheckSatisfiable(wide, s).ok());
+}
+
 TEST_CASE("a down partition and a future begin time give reasons") {
   ClusterSnapshot s;
   s.now = 100;

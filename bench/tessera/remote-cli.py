@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Tessera's commands from a login node vs on the controller's host, beside the process-start
+floor (issue 20 §1). Tessera only: bench/run-vs-slurm's `remote` section puts the same figures
+beside Slurm's. One command:
+
+    BUILD=build bench/tessera/remote-cli.py          # N=1000 REPS=3 LAT_REPS=10
+
+Sets up (bench/tessera/setup.sh, 1 node) two clusters in turn, plaintext and TLS=1, each with a
+login config (etc/login.conf: no controller socket, the controller at 127.0.0.2, a second
+loopback address standing in for the login node, so commands take gRPC + munge). Per
+repetition, in this order: the floor (tessera-bench-noop, a static do-nothing program, the same
+shell loop), `tbatch -Q --hold --wrap=true` N times on the local path (Unix socket), the same on
+the remote path. Then tqueue / tacct -j / tcancel latency on both paths. Wall time and the CPU
+time of the loop's processes (user+sys of the children), and the load average, per figure.
+"""
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+E = os.environ.get
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.join(os.path.abspath(E("BUILD", os.path.join(ROOT, "build"))), "bin")
+BASE = E("BASE", "/tmp/tessera-remote-cli")
+N = int(E("N", "1000"))
+REPS = int(E("REPS", "3"))
+LAT_REPS = int(E("LAT_REPS", "10"))
+PORT = E("PORT", "37817")
+ROWS = []
+
+
+def say(m):
+    print(time.strftime("%H:%M:%S ") + m, flush=True)
+
+
+def load():
+    return open("/proc/loadavg").read().split()[0]
+
+
+def timed(cmd, env):
+    """(wall s, CPU s of the children) of one shell command."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.time()
+    p = subprocess.run(["bash", "-c", cmd], env=env, cwd=os.path.join(BASE, "jobs"),
+                       capture_output=True, text=True)
+    t1 = time.time()
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd}: {p.stderr[-500:]}")
+    return t1 - t0, (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+
+
+def row(what, unit, vals, cpu=None):
+    med = lambda v: f"{statistics.median(v):.3g} [{min(v):.3g}-{max(v):.3g}]"
+    ROWS.append((what, unit, med(vals), med(cpu) if cpu else "", load()))
+    say(f"RESULT {what} [{unit}]: {med(vals)}" + (f"; CPU {med(cpu)} ms" if cpu else "") +
+        f" (load {load()})")
+
+
+def cluster(tls):
+    env = dict(os.environ, BIN=BIN, BASE=BASE, NNODES="1", TESSERA_CTLD_PORT=PORT,
+               TESSERA_NODE_PORT0=str(int(PORT) + 1), TLS="1" if tls else "0")
+    subprocess.run([os.path.join(ROOT, "bench", "tessera", "stop.sh")], env=env,
+                   capture_output=True)
+    subprocess.run(["rm", "-rf", BASE])
+    subprocess.run([os.path.join(ROOT, "bench", "tessera", "setup.sh")], env=env, check=True,
+                   capture_output=True)
+    local = dict(env, TESSERA_CONF=os.path.join(BASE, "etc", "tessera.conf"))
+    remote = dict(env, TESSERA_CONF=os.path.join(BASE, "etc", "login.conf"))
+    return env, local, remote
+
+
+def measure(tls):
+    env, local, remote = cluster(tls)
+    tag = "TLS" if tls else "no TLS"
+    loop = lambda prog: (f"for _ in $(seq {N}); do {prog} -Q --hold --wrap=true >/dev/null; "
+                         "done")
+    rates = {k: [] for k in ("floor", "local", "remote")}
+    cpus = {k: [] for k in rates}
+    for rep in range(REPS):
+        for k, prog, e in (("floor", f"{BIN}/tessera-bench-noop", local),
+                           ("local", f"{BIN}/tbatch", local),
+                           ("remote", f"{BIN}/tbatch", remote)):
+            if k == "floor" and tls:
+                continue
+            w, c = timed(loop(prog), e)
+            rates[k].append(N / w)
+            cpus[k].append(c * 1000 / N)
+        subprocess.run([f"{BIN}/tcancel", "-u", "root"], env=local, capture_output=True)
+        say(f"   {tag} rep{rep + 1}: " + ", ".join(f"{k} {statistics.mean(v[-1:]):.0f}/s"
+                                                     for k, v in rates.items() if v))
+    if not tls:
+        row(f"process-start floor (static do-nothing), N={N}", "runs/s", rates["floor"],
+            cpus["floor"])
+        row(f"tbatch local (Unix socket), N={N}", "jobs/s", rates["local"], cpus["local"])
+        row("tbatch local as % of the floor", "%",
+            [100 * a / b for a, b in zip(rates["local"], rates["floor"])])
+    row(f"tbatch remote (gRPC + munge, {tag}), N={N}", "jobs/s", rates["remote"], cpus["remote"])
+    timed(f"for _ in $(seq 100); do {BIN}/tbatch -Q --hold --wrap=true >/dev/null; done", local)
+    ids = subprocess.run([f"{BIN}/tqueue", "-h", "-o", "%i"], env=local, capture_output=True,
+                         text=True).stdout.split()
+    for name, cmd in (("tqueue (100 pending)", f"{BIN}/tqueue"),
+                      ("tacct -X -j one job", f"{BIN}/tacct -X -j {{id}}"),
+                      ("tcancel one job", f"{BIN}/tcancel {{id}}")):
+        for path, e in (("local", local), ("remote", remote)):
+            if path == "local" and tls:
+                continue
+            ws, cs = [], []
+            for _ in range(LAT_REPS):
+                w, c = timed(cmd.format(id=ids.pop()) + " >/dev/null", e)
+                ws.append(w * 1000)
+                cs.append(c * 1000)
+            row(f"{name}, {path}" + (f" ({tag})" if path == "remote" else ""), "ms", ws, cs)
+    subprocess.run([os.path.join(ROOT, "bench", "tessera", "stop.sh")], env=env,
+                   capture_output=True)
+
+
+def main():
+    say(f"binaries {BIN}, N={N}, reps {REPS}, load {load()}")
+    measure(tls=False)
+    measure(tls=True)
+    print("\n| measurement | unit | median [min-max] | CPU ms per command | load |\n"
+          "|---|---|---|---|---|")
+    for r in ROWS:
+        print("| " + " | ".join(r) + " |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
