@@ -1,4 +1,5 @@
 #include "common/cluster_config.h"
+#include "common/metrics_config.h"
 
 #include <cctype>
 #include <cstdlib>
@@ -140,6 +141,7 @@ class Builder {
     if (!client.ok() || *client) return client.status();
     if (k == "clustername") { c_->cluster_name = p.value; return Status::Ok(); }
     if (k == "statesavelocation") { c_->state_dir = p.value; return Status::Ok(); }
+    if (k == "metricsport" || k == "metricsaddress") return Status::Ok();  // metrics_config.h
     if (k == "slurmdspooldir") { c_->spool_dir = p.value; return Status::Ok(); }
     if (k == "tesseralogdir") { c_->log_dir = p.value; return Status::Ok(); }
     if (k == "topologyplugin" || k == "topologyfile") return Topology(p, where);
@@ -199,6 +201,7 @@ class Builder {
         if (k == "nodeaddr") proto.addr = p.value;
       } else if (k == "port") {
         port_spec = p.value;
+      } else if (k == "metricsport") {  // issue 20 §3: read by common/metrics_config.h
       } else if (k == "cpus" || k == "procs") {
         auto n = ParseUint(p.value, "CPUs");
         if (!n.ok() || *n == 0 || *n > 65536) return BadValue(l.Where(), p, "expected a CPU count");
@@ -477,6 +480,7 @@ Result<ClusterConfig> BuildClusterConfig(const std::vector<ConfigLine>& lines,
   Builder b(&c);
   for (const auto& l : lines) TESSERA_RETURN_IF_ERROR(b.Line(l));
   TESSERA_RETURN_IF_ERROR(b.Finish());
+  TESSERA_RETURN_IF_ERROR(ReadMetricsSettings(lines).status());  // issue 20 §3: checked here
   std::vector<ConfigLine> shares;  // Name=mps / Name=shard: once every GPU line is known
   for (const auto& l : gres_lines) {
     if (IsGresShareLine(l)) shares.push_back(l);

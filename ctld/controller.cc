@@ -15,6 +15,7 @@
 #include "common/env_block.h"
 #include "common/hostlist.h"
 #include "ctld/log.h"
+#include "ctld/metrics/ctld_metrics.h"
 #include "ctld/mig_requests.h"
 #include "ctld/part_limits.h"
 #include "ctld/nodes/gpu_use.h"
@@ -202,6 +203,7 @@ Result<JobRecord> Controller::PrepareSubmit(JobSpec spec, const Caller& caller, 
 
 void Controller::Submit(JobRecord draft, std::function<void(Result<uint64_t>)> done) {
   stats_.jobs_submitted++;
+  if (metrics_) metrics_->JobSubmitted(draft.partition);
   bool held = draft.spec.hold;  // a held job cannot start and is not in snapshots: no cycle for it
   jobs_.Submit(std::move(draft),
                [this, held, done = std::move(done)](Result<uint64_t> r) {
@@ -541,6 +543,7 @@ void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t s
   if (state == JobState::kCompleted) stats_.jobs_completed++;
   else if (state == JobState::kCancelled) stats_.jobs_cancelled++;
   else stats_.jobs_failed++;
+  if (metrics_) metrics_->JobFinished(j.partition, JobStateName(state));
   // An end that could not be recorded is undone in memory (the node resends its report, or
   // the job is found again at the next failure): memory never runs ahead of the disk.
   bool was_running = j.State() == JobState::kRunning || j.State() == JobState::kSuspended;
@@ -649,6 +652,7 @@ bool Controller::StartJob(uint64_t id, const std::vector<sched::NodePlacement>& 
   });
   nodes_.Allocate(*j);
   stats_.jobs_started++;
+  if (metrics_) metrics_->JobStarted(j->partition);
   return true;
 }
 
@@ -688,6 +692,8 @@ void Controller::RunCycle() {
   stats_.last_cycle_cpu_us = clock_->ThreadCpuMicros() - cpu0;
   stats_.total_cycle_us += us;
   stats_.max_cycle_us = std::max(stats_.max_cycle_us, us);
+  if (metrics_)  // issue 20 §3
+    metrics_->Cycle(us, result.jobs_considered, result.jobs_started, result.jobs_backfilled);
 }
 
 void Controller::Tick() {

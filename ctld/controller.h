@@ -31,6 +31,10 @@
 
 namespace tessera::ctld {
 
+namespace metrics {
+class CtldMetrics;  // ctld/metrics/ctld_metrics.h
+}
+
 struct RegisterInfo {
   std::string node;
   uint32_t cpus = 0;
@@ -100,6 +104,8 @@ class Controller {
   JobManager& jobs() { return jobs_; }
   NodeTable& nodes() { return nodes_; }
   const CtldStats& stats() const { return stats_; }
+  // Issue 20 §3: counters and histograms into `m` (null = none; not owned). Core thread.
+  void SetMetrics(metrics::CtldMetrics* m) { metrics_ = m; }
   // The topology of the current config (issue 15; ctld/topology_live.h). Core thread.
   const LiveTopology& topology() const { return *topology_; }
 
@@ -325,6 +331,7 @@ class Controller {
   JobManager jobs_;
   NodeTable nodes_;
   CtldStats stats_;
+  metrics::CtldMetrics* metrics_ = nullptr;  // issue 20 §3
   // Jobs started whose launch is not sent yet (start not durable yet) -> signals to send after it.
   std::map<uint64_t, std::vector<int>> awaiting_launch_;
   std::map<std::pair<uint64_t, uint32_t>, StepRecord> steps_;  // running steps

@@ -5,6 +5,7 @@
 
 #include "common/hostlist.h"
 #include "ctld/controller.h"
+#include "ctld/metrics/ctld_metrics.h"
 #include "ctld/log.h"
 
 namespace tessera::ctld {
@@ -54,6 +55,8 @@ std::vector<Status> Controller::CancelMany(const std::vector<uint64_t>& ids, con
       out[i] = st;
     } else if (!needs_signal[i]) {
       stats_.jobs_cancelled++;
+      const JobRecord* j = metrics_ ? jobs_.Find(ids[i]) : nullptr;  // issue 20 §3
+      if (j) metrics_->JobFinished(j->partition, JobStateName(JobState::kCancelled));
     } else {
       StopCancelledJob(ids[i]);
     }

@@ -13,10 +13,14 @@
 
 #include "common/clock.h"
 #include "common/cluster_config.h"
+#include "common/metrics_config.h"
 #include "ctld/config_loader.h"
 #include "ctld/controller.h"
 #include "ctld/core.h"
+#include "common/metrics/metrics_server.h"
 #include "ctld/log.h"
+#include "ctld/metrics/ctld_metrics.h"
+#include "ctld/metrics/state_gauges.h"
 #include "ctld/rpc/agent_service.h"
 #include "ctld/rpc/authz.h"
 #include "ctld/rpc/controller_service.h"
@@ -122,8 +126,23 @@ int main(int argc, char** argv) {
   tessera::SystemClock clock;
   tc::Core core;
   tc::Controller ctl(loaded->cluster, loaded->sched, store->get(), &clock, &core);
+  // Issue 20 §3: metrics when MetricsPort= is set (the endpoint starts once ctld is up, below).
+  tessera::MetricsSettings msettings;
+  if (auto lines = tessera::ParseConfigFile((*cfg)->path); lines.ok()) {
+    auto m = tessera::ReadMetricsSettings(*lines);  // checked when the config was loaded
+    if (m.ok()) msettings = *m;
+  }
+  std::shared_ptr<tc::metrics::CtldMetrics> metrics;
+  if (msettings.ctld_port != 0) {
+    metrics = std::make_shared<tc::metrics::CtldMetrics>();
+    ctl.SetMetrics(metrics.get());
+    (*store)->SetCommitObserver([metrics](int64_t us, size_t batches) { metrics->StoreCommit(us, batches); });
+  }
   tc::rpc::WatchHub hub;
-  ctl.jobs().SetListener([&hub](const tc::JobEvent& e, const tc::JobRecord&) { hub.Publish(e); });
+  ctl.jobs().SetListener([&hub, metrics](const tc::JobEvent& e, const tc::JobRecord&) {
+    hub.Publish(e);
+    if (metrics && e.type == tc::event::kRequeued) metrics->JobRequeued();  // issue 20 §3
+  });
   core.Start();
   if (tessera::Status st = core.Call([&] { return ctl.Start(*rec); }); !st.ok()) {
     std::cerr << "tessera-ctld: cannot start: " << st.message() << "\n";
@@ -137,6 +156,7 @@ int main(int argc, char** argv) {
   tc::rpc::Authorizer auth(&munge);
   auto loader = [conf] { return Load(conf); };
   tc::rpc::ControllerService svc(&ctl, &core, store->get(), &auth, &hub, loader, &clock);
+  svc.SetMetrics(metrics.get());
   tc::rpc::AgentService agent(&ctl, &core, &auth);
   auto creds = tessera::rpc::MakeServerCredentials(**cfg);
   if (!creds.ok()) {
@@ -171,6 +191,20 @@ int main(int argc, char** argv) {
     }
   }
 
+  std::unique_ptr<tessera::metrics::MetricsServer> metrics_server;
+  if (metrics) {
+    auto gauges = std::make_shared<tessera::metrics::CallbackCollectable>(
+        [&core, &ctl] { return core.Call([&ctl] { return tc::metrics::StateGauges(ctl); }); });
+    auto m = tessera::metrics::MetricsServer::Start(msettings.address, msettings.ctld_port,
+                                                   {metrics->registry(), gauges});
+    if (!m.ok()) {
+      std::cerr << "tessera-ctld: " << m.status().message() << "\n";
+      return 1;
+    }
+    metrics_server = std::move(*m);
+    tc::Log("metrics on http://" + msettings.address + ":" + std::to_string(metrics_server->port()) + "/metrics");
+  }
+
   while (true) {
     int sig = 0;
     sigwait(&set, &sig);
@@ -187,6 +221,7 @@ int main(int argc, char** argv) {
     tc::Log("signal " + std::to_string(sig) + ": shutting down");
     break;
   }
+  metrics_server.reset();  // its scrapes call into the core thread: before core.Stop()
   local.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   core.Stop();

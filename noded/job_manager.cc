@@ -77,6 +77,7 @@ Status JobManager::Recover() {
     log_("job " + std::to_string(id) + ": reattached to running tessera-stepd pid " +
          std::to_string(running_[id]));
   }
+  running_now_.store(running_.size(), std::memory_order_relaxed);
   for (const auto& [id, st] : scan->finished) {
     v1::LaunchJob l;
     if (read_launch(id, &l) && mps_) {  // ended while noded was away: its daemon may stop
@@ -167,6 +168,7 @@ void JobManager::Start(const v1::LaunchJob& launch) {
       runs_[id] = launch.run();
       Status dir = spool_.CreateJobDir(id, launch.uid());
       log_(tag + "launch failed: " + ms.message());
+      launch_failures_.fetch_add(1, std::memory_order_relaxed);
       if (dir.ok()) Fail(id, "launch failed on this node: " + ms.message());
       return;
     }
@@ -189,10 +191,13 @@ void JobManager::StartPrepared(const v1::LaunchJob& l) {
   if (st.ok()) st = control_.Start(id, spool_.JobDir(id));
   if (!st.ok()) {
     log_(tag + "launch failed: " + st.message());
+    launch_failures_.fetch_add(1, std::memory_order_relaxed);
     Fail(id, "launch failed on this node: " + st.message());
     return;
   }
   running_[id] = spool_.ReadPid(id);
+  launches_.fetch_add(1, std::memory_order_relaxed);
+  running_now_.store(running_.size(), std::memory_order_relaxed);
   Track(l);
   log_(tag + "launched, tessera-stepd pid " + std::to_string(running_[id]));
   v1::NodeMessage m;
@@ -325,6 +330,7 @@ void JobManager::PollJob(uint64_t id) {
 
 void JobManager::Finish(uint64_t id, const JobStatus& status) {
   running_.erase(id);
+  running_now_.store(running_.size(), std::memory_order_relaxed);
   mig_.erase(id);
   if (planner_) planner_->Release(id);
   if (mps_) mps_->Release(id);

@@ -20,6 +20,7 @@
 //    written before stepd starts; its cores go back to the core map when the job finishes.
 //  - Launch failures (spool write, script ownership, stepd start) become JobFinished FAILED
 //    with the reason in `message`.
+#include <atomic>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -81,6 +82,11 @@ class JobManager {
   // started (first job) before its stepd starts, and stopped when the GPU's last job ends. A
   // daemon that cannot start fails the launch. Null (default): launches are used as they come.
   void SetMpsServers(MpsServers* mps) { mps_ = mps; }
+  // Issue 20 §3: launches started (a stepd runs) and launches that failed here, since noded
+  // started; readable from any thread (the metrics endpoint).
+  uint64_t launches() const { return launches_.load(std::memory_order_relaxed); }
+  uint64_t launch_failures() const { return launch_failures_.load(std::memory_order_relaxed); }
+  size_t running_now() const { return running_now_.load(std::memory_order_relaxed); }
 
  private:
   Status PrepareJobDir(const tessera::v1::LaunchJob& launch);
@@ -116,6 +122,8 @@ class JobManager {
   };
   std::map<uint64_t, Waiting> waiting_;  // launches of a later run, started after the ack
   std::vector<tessera::v1::NodeMessage> outbox_;
+  std::atomic<uint64_t> launches_{0}, launch_failures_{0};
+  std::atomic<size_t> running_now_{0};  // running_.size(), for other threads
 };
 
 tessera::v1::JobFinished ToJobFinished(uint64_t id, const JobStatus& s, uint64_t run = 0);

@@ -17,6 +17,8 @@
 #include "common/clock.h"
 #include "common/cluster_config.h"
 #include "common/config_check.h"
+#include "common/metrics/metrics_server.h"
+#include "common/metrics_config.h"
 #include "noded/agent_client.h"
 #include "noded/gpu_backend.h"
 #include "noded/gpu_manager.h"
@@ -29,6 +31,7 @@
 #include "noded/log.h"
 #include "noded/node_resources.h"
 #include "noded/node_server.h"
+#include "noded/noded_metrics.h"
 #include "noded/notify_socket.h"
 #include "noded/spool.h"
 #include "noded/step_grants.h"
@@ -324,6 +327,18 @@ int Main(int argc, char** argv) {
   Log("spool " + spool.root() + ": " + std::to_string(jobs.Running().size()) + " running, " +
       std::to_string(jobs.Unacked().size()) + " finished unacknowledged");
 
+  // Issue 20 §3: the node's Prometheus endpoint when its NodeName line sets MetricsPort=.
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  auto conf_lines = ParseConfigFile(cfg->path);
+  auto msettings = conf_lines.ok() ? ReadMetricsSettings(*conf_lines) : Result<MetricsSettings>(conf_lines.status());
+  if (!msettings.ok()) return Fatal("cannot load config: " + msettings.status().message());
+  if (auto it = msettings->node_ports.find(flags.node); it != msettings->node_ports.end()) {
+    auto m = metrics::MetricsServer::Start(msettings->address, it->second,
+                                           {NodedCollectable(jobs, control.counts())});
+    if (!m.ok()) return Fatal(m.status().message());
+    metrics_server = std::move(*m);
+    Log("metrics on http://" + msettings->address + ":" + std::to_string(metrics_server->port()) + "/metrics");
+  }
   AgentClient agent(*cfg, *desc, jobs, codec, clock, &gpu_manager, &steps);
   std::atomic<bool> stop{false};
   std::thread notifier([&] {

@@ -149,6 +149,7 @@ Status ZygoteStepdControl::Spawn() {
     return Internal("cannot start " + args_.stepd_path + " --zygote: " + strerror(rc));
   }
   sock_ = sv[0];
+  counts_.zygote_spawns.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
 
@@ -161,7 +162,10 @@ Status ZygoteStepdControl::Ask(uint64_t job_id, const std::string& job_dir) {
   }
   if (n <= 0) return Unavailable("the stepd zygote exited");
   std::string reply(buf, static_cast<size_t>(n));
-  if (reply == "OK") return Status::Ok();
+  if (reply == "OK" || reply == "OK reused") {
+    (reply == "OK" ? counts_.forks : counts_.reused).fetch_add(1, std::memory_order_relaxed);
+    return Status::Ok();
+  }
   if (reply.rfind("ERR ", 0) == 0) reply = reply.substr(4);
   return Internal("cannot start tessera-stepd (" + args_.stepd_path + ") for job " +
                   std::to_string(job_id) + ": " + reply);
@@ -186,7 +190,9 @@ Status ZygoteStepdControl::Start(uint64_t job_id, const std::string& job_dir) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (::access((job_dir + "/stepd.pid").c_str(), F_OK) == 0) return Status::Ok();
   }
-  return fallback_.Start(job_id, job_dir);
+  Status st = fallback_.Start(job_id, job_dir);
+  if (st.ok()) counts_.execs.fetch_add(1, std::memory_order_relaxed);
+  return st;
 }
 
 std::string StepdPathNextToSelf() {

@@ -8,6 +8,7 @@
 //               SIGKILL; the job ends CANCELLED.
 //   SIGUSR1     forward signal N to the job's process group (job goes on).
 // stepd -> noded: the status file plus a best-effort datagram "<job id>" to <spool>/noded.sock.
+#include <atomic>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -66,6 +67,13 @@ class ZygoteStepdControl final : public StepdControl {
   Status Cancel(uint64_t job_id, pid_t stepd_pid) override {
     return fallback_.Cancel(job_id, stepd_pid);
   }
+  // Issue 20 §3 (stepd reuse, read by the metrics endpoint from any thread): jobs taken by an
+  // idle stepd (reused), by a stepd the zygote forked, by an exec'd one (the fallback); and
+  // zygotes spawned.
+  struct Counts {
+    std::atomic<uint64_t> reused{0}, forks{0}, execs{0}, zygote_spawns{0};
+  };
+  const Counts& counts() const { return counts_; }
   Status Forward(uint64_t job_id, pid_t stepd_pid, int signal) override {
     return fallback_.Forward(job_id, stepd_pid, signal);
   }
@@ -81,6 +89,7 @@ class ZygoteStepdControl final : public StepdControl {
   std::mutex mu_;
   int sock_ = -1;
   pid_t pid_ = -1;
+  Counts counts_;
 };
 
 // The tessera-stepd next to the running executable (/proc/self/exe).

@@ -281,8 +281,8 @@ void DropStaleSignals() {
   }
 }
 
-// The zygote: noded sends one job directory per SOCK_SEQPACKET message on fd 3 and gets "OK" or
-// "ERR <why>" back. An idle worker takes the job (the one idle the shortest time, whose pages
+// The zygote: noded sends one job directory per SOCK_SEQPACKET message on fd 3 and gets "OK"
+// (a new stepd was forked), "OK reused" (an idle one took the job) or "ERR <why>" back. An idle worker takes the job (the one idle the shortest time, whose pages
 // are warm); with none idle the zygote forks a new one. Users are looked up before the fork and
 // kept for kUserTtlMs (job_user.h); a worker keeps its own copy of that cache.
 class Zygote {
@@ -293,6 +293,7 @@ class Zygote {
     for (Worker* w; (w = MostRecentlyIdle()) != nullptr;) {
       w->idle_since_ms = -1;
       std::string reply = Send(w->fd, job_dir) ? Receive(w->fd) : std::string();
+      if (reply == "OK") return "OK reused";  // issue 20 §3: noded counts stepd reuse
       if (!reply.empty()) return reply;
       Retire(w->fd);  // it died while idle; the next one or a new one takes the job
     }

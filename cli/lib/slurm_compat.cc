@@ -139,7 +139,8 @@ std::string SlurmReason(const tessera::v1::JobInfo& job) {
 
 bool IsSlurmName(const std::string& prog) {
   static const char* const kNames[] = {"sbatch", "squeue", "scancel", "sinfo", "scontrol",
-                                       "sacct",  "srun",   "salloc",  "sattach", "sstat"};
+                                       "sacct",  "srun",   "salloc",  "sattach", "sstat",
+                                       "sdiag"};  // issue 20 §3
   for (const char* n : kNames)
     if (prog == n) return true;
   return false;

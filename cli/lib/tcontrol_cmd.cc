@@ -638,6 +638,11 @@ int RunTcontrol(CommandContext& ctx) {
   if (!parsed.ok()) return Fail(ctx, parsed.status().message() + " (see tcontrol --help)");
   ControlArgs a;
   a.words = parsed->positionals;
+  // Issue 20 §3: run as `sdiag` (the Slurm name, a link to tcontrol) it is `tcontrol sdiag`.
+  if (ctx.prog == "sdiag") {
+    if (!a.words.empty()) return Fail(ctx, "unexpected argument \"" + a.words[0] + "\"");
+    a.words = {"sdiag"};
+  }
   bool help = false, version = false;
   for (const auto& o : parsed->options) {
     if (o.id == kOneLiner) a.oneliner = true;

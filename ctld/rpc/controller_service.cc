@@ -78,9 +78,14 @@ void WatchHub::Publish(const JobEvent& e) {
 
 Result<Caller> ControllerService::Check(grpc::ServerContext* ctx, const char* method, Role role) {
   auto cfg = ctl_->SharedConfig();
-  if (auto* local = dynamic_cast<const LocalCallContext*>(ctx))
-    return auth_->Authorize(local->uid(), local->gid(), "local socket", method, role, *cfg);
-  return auth_->Check(*ctx, method, role, *cfg);
+  Result<Caller> c = [&] {
+    if (auto* local = dynamic_cast<const LocalCallContext*>(ctx))
+      return auth_->Authorize(local->uid(), local->gid(), "local socket", method, role, *cfg);
+    return auth_->Check(*ctx, method, role, *cfg);
+  }();
+  // The caller the running RpcTimer books this call under (sdiag by user, metrics by role).
+  if (c.ok()) NoteCaller(c->uid, c->admin ? "admin" : c->operator_ ? "operator" : "user");
+  return c;
 }
 
 Status ControllerService::CheckSpec(const v1::JobSpec& pb, const Caller& caller,
@@ -580,11 +585,17 @@ grpc::Status ControllerService::Diagnostics(grpc::ServerContext* ctx, const v1::
     resp->set_backfilled_jobs(static_cast<uint32_t>(s.jobs_backfilled));
     return 0;
   });
-  for (const auto& [name, st] : rpc_stats_.Snapshot()) {
+  for (const auto& [name, st] : rpc_stats_.ByMethod()) {
     auto* r = resp->add_rpc_stats();
     r->set_name(name);
-    r->set_count(st.first);
-    r->set_total_time_us(st.second);
+    r->set_count(st.count);
+    r->set_total_time_us(st.total_us);
+  }
+  for (const auto& [uid, st] : rpc_stats_.ByUser()) {  // issue 20 §3
+    auto* u = resp->add_user_stats();
+    u->set_uid(uid);
+    u->set_count(st.count);
+    u->set_total_time_us(st.total_us);
   }
   return grpc::Status::OK;
 }

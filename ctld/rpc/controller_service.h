@@ -15,6 +15,7 @@
 #include "ctld/controller.h"
 #include "ctld/core.h"
 #include "ctld/rpc/authz.h"
+#include "ctld/rpc/rpc_stats.h"  // RpcStats, RpcTimer (sdiag, tessera_rpc_duration_seconds)
 #include "tessera/v1/controller.grpc.pb.h"
 
 namespace tessera::ctld::rpc {
@@ -34,41 +35,6 @@ class WatchHub {
  private:
   std::mutex mu_;
   std::list<std::shared_ptr<Sub>> subs_;
-};
-
-// Per-method call counts and time, for sdiag. Thread-safe.
-class RpcStats {
- public:
-  void Add(const char* method, int64_t us) {
-    std::lock_guard<std::mutex> l(mu_);
-    auto& s = stats_[method];
-    s.first++;
-    s.second += static_cast<uint64_t>(us);
-  }
-  std::map<std::string, std::pair<uint64_t, uint64_t>> Snapshot() const {
-    std::lock_guard<std::mutex> l(mu_);
-    return stats_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, std::pair<uint64_t, uint64_t>> stats_;  // name -> (count, total us)
-};
-
-// Times one handler invocation into RpcStats.
-class RpcTimer {
- public:
-  RpcTimer(RpcStats* s, const char* method)
-      : s_(s), method_(method), t0_(std::chrono::steady_clock::now()) {}
-  ~RpcTimer() {
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0_);
-    s_->Add(method_, us.count());
-  }
-
- private:
-  RpcStats* s_;
-  const char* method_;
-  std::chrono::steady_clock::time_point t0_;
 };
 
 // Re-reads and validates the configuration; used by Reconfigure and SIGHUP.
@@ -114,6 +80,8 @@ class ControllerService final : public v1::Controller::Service {
   grpc::Status ListReservations(grpc::ServerContext*, const v1::ListReservationsRequest*, v1::ListReservationsResponse*) override;
   // Issue 19 (h19; config_service.cc): scontrol show config from the running controller. Anyone.
   grpc::Status ShowConfig(grpc::ServerContext*, const v1::ShowConfigRequest*, v1::ShowConfigResponse*) override;
+  // Issue 20 §3: RPC histograms into `m` (null = none). Before serving.
+  void SetMetrics(metrics::CtldMetrics* m) { rpc_stats_.SetMetrics(m); }
 
  private:
   // Authenticates (munge over gRPC, SO_PEERCRED over the local socket) and authorizes.

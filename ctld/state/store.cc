@@ -1,5 +1,6 @@
 #include "ctld/state/store.h"
 
+#include <chrono>
 #include <algorithm>
 #include <future>
 
@@ -444,6 +445,7 @@ void Store::WriterLoop() {
       work.swap(queue_);
       injected = fail_writes_;
     }
+    auto t0 = std::chrono::steady_clock::now();
     Status st = Exec("BEGIN IMMEDIATE");
     for (auto& p : work) {
       if (!st.ok()) break;
@@ -462,6 +464,9 @@ void Store::WriterLoop() {
       Log(st.message() + " (" + path_ + "): " + std::to_string(work.size()) +
           " change(s) rolled back and refused");
     }
+    if (on_commit_)
+      on_commit_(std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count(),
+                 work.size());
     {
       std::lock_guard<std::mutex> l(mu_);
       stats_.transactions++;

@@ -188,6 +188,9 @@ class Store {
   Result<std::vector<StepRecord>> StepsForJobs(const std::vector<uint64_t>& job_ids);
   Result<std::vector<JobEvent>> EventsSince(uint64_t seq, size_t limit);
   StoreStats Stats() const;
+  // Issue 20 §3: called on the writer thread after each transaction with its time (BEGIN to
+  // COMMIT/ROLLBACK, microseconds) and the batches in it. Set before the first Commit.
+  void SetCommitObserver(std::function<void(int64_t us, size_t batches)> f) { on_commit_ = std::move(f); }
   const std::string& path() const { return path_; }
   // Online backup (SQLite's backup API, state/backup.cc) of one consistent snapshot to `dest`,
   // an absolute path that must not exist yet: every change acknowledged before the call is in
@@ -228,6 +231,7 @@ class Store {
   bool created_ = false;
   std::string fail_writes_;  // FailWritesForTest
   StoreStats stats_;
+  std::function<void(int64_t, size_t)> on_commit_;
   std::thread writer_;
 };
 
