@@ -45,8 +45,7 @@ const std::vector<ConfigKey> kKeys = {
     {kConf, "", "TesseraOperators", "ctld", "carol", "users with operator rights"},
     {kConf, "", "TopologyPlugin", "ctld", "topology/tree", "topology/tree, topology/block or topology/flat (default)"},
     {kConf, "", "TopologyFile", "ctld", "topology.conf", "topology file (default topology.conf beside tessera.conf)"},
-    // Issue 20 §3 (helper h20m, parsed in cluster_config.cc on that branch; NodeName MetricsPort
-    // joins the NodeName rows when it lands).
+    // Issue 20 §3 (common/metrics_config.h).
     {kConf, "", "MetricsPort", "ctld", "9101", "port of ctld's Prometheus endpoint (0 = none, the default)"},
     {kConf, "", "MetricsAddress", "ctld, noded", "0.0.0.0", "address the Prometheus endpoints listen on (default 0.0.0.0)"},
     {kConf, "", "CgroupMountpoint", "noded", "/sys/fs/cgroup", "cgroup hierarchy (default /sys/fs/cgroup; `none` = no isolation)"},
@@ -90,6 +89,7 @@ const std::vector<ConfigKey> kKeys = {
     {kConf, "NodeName", "Weight", "ctld", "1", "lower weights are allocated first"},
     {kConf, "NodeName", "State", "ctld", "IDLE", "initial state: UNKNOWN, IDLE, DRAIN, DOWN, FUTURE"},
     {kConf, "NodeName", "Reason", "ctld", "maintenance", "reason of an initial DRAIN/DOWN"},
+    {kConf, "NodeName", "MetricsPort", "noded", "9102", "port (or a range, one per node) of noded's Prometheus endpoint (none by default)"},
     {kConf, "NodeName", "MigStrategy", "ctld", "dynamic", "dynamic lets the scheduler re-lay MIG GPUs; static (default)"},
     {kConf, "NodeName", "Sockets|CoresPerSocket|ThreadsPerCore|Boards|TmpDisk|SocketsPerBoard|CoreSpecCount|MemSpecLimit",
      kIgnored, "2", "accepted with a warning (CPUs= counts cores)"},
