@@ -236,22 +236,27 @@ std::vector<QueueShare> QueueTable::Shares() const {
   while (!stack.empty()) {
     auto [q, depth] = stack.back();
     stack.pop_back();
-    const Node& n = nodes_[size_t(q)];
-    QueueShare s;
-    s.account = n.name;
-    s.parent = n.parent >= 0 ? nodes_[size_t(n.parent)].name : "";
+    QueueShare s = Share(q);
     s.depth = depth;
-    s.guarantee = Round(n.guarantee, true);
-    s.limit = Round(n.limit, true);
-    s.weight = n.weight;
-    s.reclaimable = n.reclaimable;
-    s.allocated = Round(n.start, false);
-    s.pending = Round(n.pending, false);
-    s.deserved = Round(n.deserved, false);
     out.push_back(std::move(s));
-    push(n.children, depth + 1);
+    push(nodes_[size_t(q)].children, depth + 1);
   }
   return out;
+}
+
+QueueShare QueueTable::Share(int q) const {
+  const Node& n = nodes_[size_t(q)];
+  QueueShare s;
+  s.account = n.name;
+  s.parent = n.parent >= 0 ? nodes_[size_t(n.parent)].name : "";
+  s.guarantee = Round(n.guarantee, true);
+  s.limit = Round(n.limit, true);
+  s.weight = n.weight;
+  s.reclaimable = n.reclaimable;
+  s.allocated = Round(n.start, false);
+  s.pending = Round(n.pending, false);
+  s.deserved = Round(n.deserved, false);
+  return s;
 }
 
 }  // namespace tessera::sched

@@ -80,6 +80,7 @@ class QueueTable {
 
   // The table as CycleResult::queues (parents first, siblings by name).
   std::vector<QueueShare> Shares() const;
+  QueueShare Share(int q) const;  // one row of Shares() (depth 0)
   bool empty() const { return nodes_.empty(); }
 
  private:

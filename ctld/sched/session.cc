@@ -123,11 +123,21 @@ void Session::NotifyAllocated(const JobInfo& j, const std::vector<NodePlacement>
 }
 
 std::vector<JobInfo*> Session::OrderedEligible() {
+  size_t eligible = 0;
+  for (const auto& j : jobs_) eligible += j.stage == JobInfo::Stage::kEligible;
   std::vector<JobInfo*> out;
+  out.reserve(eligible);
+  if (!order_.empty()) {
+    for (JobInfo* j : order_)
+      if (j->stage == JobInfo::Stage::kEligible) out.push_back(j);
+    if (out.size() == eligible) return out;  // no job became eligible since the sort
+    out.clear();
+  }
   for (auto& j : jobs_)
     if (j.stage == JobInfo::Stage::kEligible) out.push_back(&j);
   std::sort(out.begin(), out.end(),
             [&](const JobInfo* a, const JobInfo* b) { return CompareJobs(*a, *b) < 0; });
+  order_ = out;
   return out;
 }
 
