@@ -74,6 +74,19 @@ class Session {
     job_order_.push_back(std::move(f));
     order_.clear();
   }
+  // A job order given as a rank per job (JobInfo::idx -> position, lower first), as the queue
+  // and drf plugins compute it: the same as AddJobOrder comparing ranks, but when it is the
+  // first order OrderedEligible sorts (rank, job) pairs, with no comparator call per
+  // comparison (equal ranks fall back to CompareJobs). `rank` may build the ranks lazily.
+  using JobRankFn = std::function<const std::vector<uint32_t>&()>;
+  void AddJobRank(JobRankFn rank) {
+    if (job_order_.empty()) first_rank_ = rank;
+    AddJobOrder([rank](const JobInfo& a, const JobInfo& b) {
+      const std::vector<uint32_t>& r = rank();
+      uint32_t ra = r[a.idx], rb = r[b.idx];
+      return ra == rb ? 0 : ra < rb ? -1 : 1;
+    });
+  }
   void AddQueueOrder(QueueOrderFn f) { queue_order_.push_back(std::move(f)); }
   void AddEligible(EligibleFn f) { eligible_.push_back(std::move(f)); }
   void AddAllocatable(EligibleFn f) { allocatable_.push_back(std::move(f)); }
@@ -124,6 +137,7 @@ class Session {
   std::vector<AllocatedFn> on_allocated_;
   std::unordered_set<std::string> failed_;
   std::vector<JobInfo*> order_;  // OrderedEligible's last full sort
+  JobRankFn first_rank_;         // AddJobRank when it gave the first job order
 };
 
 }  // namespace tessera::sched

@@ -23,9 +23,10 @@ class ReclaimPolicy : public VictimPolicy {
   void Begin(Session& s) override {
     active_ = QueuesActive(s.config());
     if (!active_) return;
-    std::vector<std::pair<const std::string*, Amount>> demand;
+    std::vector<std::pair<const std::string*, QueueAmount>> demand;
     for (const auto& j : s.jobs())
-      if (j.stage != JobInfo::Stage::kPending) demand.push_back({&j.snap->account, j.total});
+      if (j.stage != JobInfo::Stage::kPending)
+        demand.push_back({&j.snap->account, Requested(*j.snap, j.total)});
     table_.Build(s.config(), s.snapshot(), demand);
     for (auto& j : s.jobs())  // what allocate (and earlier actions) started in this cycle
       if (s.decision(j).kind == Decision::Kind::kStart)
@@ -43,7 +44,7 @@ class ReclaimPolicy : public VictimPolicy {
       auto it = by_id.find(r.preempted_for);
       if (!it->second || s.decision(*it->second).kind == Decision::Kind::kStart) continue;
       if (precharged_.insert(r.preempted_for).second)
-        table_.Charge(table_.Find(it->second->snap->account), it->second->total);
+        table_.Charge(table_.Find(it->second->snap->account), Requested(*it->second->snap, it->second->total));
     }
     at_begin_ = table_;
   }
@@ -53,11 +54,11 @@ class ReclaimPolicy : public VictimPolicy {
     // As of Begin, whatever was chosen since; the account's own level only (its ancestors are
     // judged per victim, below the common one).
     int q = at_begin_.Find(j.snap->account);
-    return q >= 0 && at_begin_.Starved(q, j.total, at_begin_.Parent(q));
+    return q >= 0 && at_begin_.Starved(q, Requested(*j.snap, j.total), at_begin_.Parent(q));
   }
 
   void StartSearch(const JobInfo& j) override {
-    table_.BeginSearch(table_.Find(j.snap->account), j.total);
+    table_.BeginSearch(table_.Find(j.snap->account), Requested(*j.snap, j.total));
   }
 
   bool Admit(const RunningSnap& r) override {
@@ -65,7 +66,7 @@ class ReclaimPolicy : public VictimPolicy {
   }
 
   void Chosen(const JobInfo& j, const std::vector<const RunningSnap*>& victims) override {
-    if (!precharged_.count(j.snap->id)) table_.Charge(table_.Find(j.snap->account), j.total);
+    if (!precharged_.count(j.snap->id)) table_.Charge(table_.Find(j.snap->account), Requested(*j.snap, j.total));
     for (const RunningSnap* r : victims) table_.Charge(table_.Find(r->account), -HeldBy(*r));
   }
 

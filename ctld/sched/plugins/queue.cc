@@ -45,9 +45,10 @@ double Fraction(const Amount& used, const QueueShare& q) {
 
 void Build(Session& s, QueueState& st) {
   st.built = true;
-  std::vector<std::pair<const std::string*, Amount>> demand;
+  std::vector<std::pair<const std::string*, QueueAmount>> demand;
   for (const auto& j : s.jobs())
-    if (j.stage != JobInfo::Stage::kPending) demand.push_back({&j.snap->account, j.total});
+    if (j.stage != JobInfo::Stage::kPending)
+      demand.push_back({&j.snap->account, Requested(*j.snap, j.total)});
   st.table.Build(s.config(), s.snapshot(), demand);
   st.account.assign(s.jobs().size(), -1);
   st.rank.assign(s.jobs().size(), 0);
@@ -121,14 +122,13 @@ class QueuePlugin : public Plugin {
     auto st = std::make_shared<QueueState>();
     st_ = st;
     Session* sp = &s;
-    s.AddJobOrder([st, sp](const JobInfo& a, const JobInfo& b) {
+    s.AddJobRank([st, sp]() -> const std::vector<uint32_t>& {
       if (!st->built) Build(*sp, *st);
-      uint32_t ra = st->rank[a.idx], rb = st->rank[b.idx];
-      return ra == rb ? 0 : ra < rb ? -1 : 1;
+      return st->rank;
     });
     s.AddAllocatable([st, sp](const JobInfo& j) {
       if (!st->built) Build(*sp, *st);
-      return st->table.OverLimit(st->account[j.idx], j.total);
+      return st->table.OverLimit(st->account[j.idx], Requested(*j.snap, j.total));
     });
     s.AddOnAllocated([st, sp](const JobInfo& j, const std::vector<NodePlacement>& p) {
       if (!st->built) Build(*sp, *st);
@@ -140,6 +140,7 @@ class QueuePlugin : public Plugin {
     if (!st_) return;
     if (!st_->built) Build(s, *st_);
     s.result().queues = st_->table.Shares();
+    for (const auto& w : st_->table.warnings()) s.result().warnings.push_back(w);
   }
 
  private:
