@@ -9,7 +9,10 @@
 // `queue` plugin (first) and the `reclaim` action (after allocate) unless SchedulerPlugins= /
 // SchedulerActions= name them already (QueueSteps).
 //
-// Deserved share (per resource: CPUs, memory, GPU units; computed once per cycle):
+// Deserved share (per resource: CPUs, memory, GPU units, and nodes when some account sets
+// node=; computed once per cycle). Sibling guarantees that sum over what the siblings share
+// (the capacity at the top level; for children, the parent's effective guarantee, else what
+// the parent's level shares) are scaled down in proportion first, with a warning:
 //   capacity of the top level = the schedulable nodes' totals; of an account = its deserved.
 //   Among siblings: want = min(allocated + pending demand, Limit); each first gets
 //   min(Guarantee, want); what is left of the parent's capacity is then handed out by Weight
