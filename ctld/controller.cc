@@ -685,6 +685,10 @@ void Controller::RunCycle() {
   ApplyMigReconfigs(result.mig_reconfigs);
   ApplyPreemptions(result.preemptions);  // issue 16 §4 (preemption.cc)
   queue_shares_ = std::move(result.queues);  // issue 16 §2 (tshare --queues)
+  if (result.warnings != cycle_warnings_) {  // e.g. guarantees scaled down (queues.h)
+    for (const auto& w : result.warnings) Log(w);
+    cycle_warnings_ = std::move(result.warnings);
+  }
   last_cycle_end_us_ = clock_->MonotonicMicros();
   int64_t us = last_cycle_end_us_ - t0;
   stats_.cycles++;

@@ -34,17 +34,20 @@
 // generator is a seeded mt19937_64, so a run is reproducible. A "cycle" is the full RunCycle
 // with the default configuration (multifactor priority, gang allocation, EASY backfill over
 // every pending job).
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "common/config_file.h"
 #include "ctld/sched/fairshare.h"
+#include "ctld/sched/registry.h"
 #include "ctld/sched/scheduler.h"
 #include "ctld/sched/topology.h"
 
@@ -228,6 +231,61 @@ void AddTree(ClusterSnapshot& s, uint32_t leaf, uint32_t spine) {
       tessera::sched::BuildTopologySnap(cfg, names));
 }
 
+// --steps 1: each action's time (wall and thread CPU, ms) summed over the timed cycles, by a
+// registry whose actions wrap the built-in ones (the library is unchanged). Lazily built plugin
+// state (e.g. the queue plugin's order, built at the first comparison) is charged to the action
+// that first asks for it.
+struct StepTimes {
+  std::vector<std::string> names;               // in first-run order
+  std::vector<double> wall, cpu;
+  void Add(const std::string& n, double w, double c) {
+    size_t i = 0;
+    while (i < names.size() && names[i] != n) ++i;
+    if (i == names.size()) names.push_back(n), wall.push_back(0), cpu.push_back(0);
+    wall[i] += w, cpu[i] += c;
+  }
+};
+
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+class TimedAction : public tessera::sched::Action {
+ public:
+  TimedAction(std::unique_ptr<tessera::sched::Action> a, StepTimes* t) : a_(std::move(a)), t_(t) {}
+  std::string Name() const override { return a_->Name(); }
+  void Execute(tessera::sched::Session& s) override {
+    auto t0 = std::chrono::steady_clock::now();
+    double c0 = ThreadCpuMs();
+    a_->Execute(s);
+    t_->Add(a_->Name(), std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+            ThreadCpuMs() - c0);
+  }
+
+ private:
+  std::unique_ptr<tessera::sched::Action> a_;
+  StepTimes* t_;
+};
+
+tessera::sched::Registry TimedRegistry(StepTimes* t) {
+  using tessera::sched::Registry;
+  Registry r = Registry::Builtin();
+  auto builtin = std::make_shared<Registry>(Registry::Builtin());
+  for (const char* name : {"enqueue", "allocate", "migplan", "preempt", "reclaim", "backfill"}) {
+    if (!builtin->HasAction(name)) continue;
+    std::string n = name;
+    r.AddAction(n, [builtin, n, t](const tessera::sched::SchedConfig& c)
+                       -> tessera::Result<std::unique_ptr<tessera::sched::Action>> {
+      auto a = builtin->MakeAction(n, c);
+      if (!a.ok()) return a.status();
+      return std::unique_ptr<tessera::sched::Action>(new TimedAction(std::move(*a), t));
+    });
+  }
+  return r;
+}
+
 std::vector<uint32_t> ParseList(const char* s) {
   std::vector<uint32_t> out;
   for (const char* p = s; *p;) {
@@ -298,6 +356,7 @@ int main(int argc, char** argv) {
   int cycles = 3;
   bool mig = false, fairshare = false, drf = false, queues = false, fcfs = false;
   int preempt = 0;
+  bool steps = false;
   std::vector<uint32_t> tree;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
@@ -312,8 +371,9 @@ int main(int argc, char** argv) {
     else if (a == "--drf") drf = std::atoi(argv[i + 1]) != 0;
     else if (a == "--queues") queues = std::atoi(argv[i + 1]) != 0;
     else if (a == "--fcfs") fcfs = std::atoi(argv[i + 1]) != 0;
+    else if (a == "--steps") steps = std::atoi(argv[i + 1]) != 0;
     else {
-      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1] [--queues 0|1] [--fcfs 0|1]\n");
+      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1] [--queues 0|1] [--fcfs 0|1] [--steps 0|1]\n");
       return 2;
     }
   }
@@ -322,22 +382,40 @@ int main(int argc, char** argv) {
               "peak_MiB");
   tessera::sched::SchedConfig cfg = preempt ? PreemptConfig(preempt == 1) : tessera::sched::SchedConfig{};
   if (fcfs) cfg.weight_age = cfg.weight_time_limit = 0;
-  tessera::sched::Registry registry = tessera::sched::Registry::Builtin();
+  StepTimes step_times;
+  tessera::sched::Registry registry =
+      steps ? TimedRegistry(&step_times) : tessera::sched::Registry::Builtin();
   for (uint32_t n : nodes)
     for (uint32_t j : jobs) {
       ClusterSnapshot snap = MakeCluster(n, j, seed, mig);
       if (preempt) AddPreemption(snap, seed);
       if (tree.size() == 2 && tree[0] > 0 && tree[1] > 0) AddTree(snap, tree[0], tree[1]);
       if (!preempt && (fairshare || drf)) cfg = FairshareConfig(fairshare, drf);
+      if (preempt && (fairshare || drf)) {  // the preemption config keeps its QoS; fair share added
+        tessera::sched::SchedConfig f = FairshareConfig(fairshare, drf);
+        if (drf && std::find(cfg.plugins.begin(), cfg.plugins.end(), "drf") == cfg.plugins.end())
+          cfg.plugins.insert(cfg.plugins.begin(), "drf");
+        cfg.weight_fairshare = f.weight_fairshare;
+        for (auto& [name, a] : f.accounts) cfg.accounts[name] = a;
+      }
       if (queues) AddQueues(cfg, n);
       tessera::sched::UsageMap usage = FairshareUsage(seed);
       double total = 0, lo = 1e18, hi = 0, cpu = 0;
       tessera::sched::CycleResult r;
+      step_times = StepTimes{};
+      double cycle_wall = 0, cycle_cpu = 0;
       for (int c = 0; c < cycles; ++c) {
         auto t0 = std::chrono::steady_clock::now();
-        double c0 = CpuMs();
+        double c0 = CpuMs(), tc0 = ThreadCpuMs();
         if (fairshare) tessera::sched::FillFairshare(snap, cfg, usage);  // timed, as in ctld
+        if (steps)
+          step_times.Add("fairshare", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                         ThreadCpuMs() - tc0);
+        auto t1 = std::chrono::steady_clock::now();
+        double tc1 = ThreadCpuMs();
         r = tessera::sched::RunCycle(snap, cfg, registry);
+        cycle_wall += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+        cycle_cpu += ThreadCpuMs() - tc1;
         cpu += CpuMs() - c0;
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         total += ms, lo = std::min(lo, ms), hi = std::max(hi, ms);
@@ -347,6 +425,16 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(r.jobs_started), static_cast<unsigned long long>(r.jobs_backfilled),
                   static_cast<unsigned long long>(r.reservations), r.mig_reconfigs.size(), ReadStatusKb("VmRSS:") / 1024.0,
                   ReadStatusKb("VmHWM:") / 1024.0);
+      if (steps) {  // per cycle: each action, then the rest of RunCycle (session, plugins, result)
+        double aw = 0, ac = 0;
+        std::printf("  steps ms wall/cpu per cycle:");
+        for (size_t i = 0; i < step_times.names.size(); ++i) {
+          std::printf(" %s %.1f/%.1f", step_times.names[i].c_str(), step_times.wall[i] / cycles,
+                      step_times.cpu[i] / cycles);
+          if (step_times.names[i] != "fairshare") aw += step_times.wall[i], ac += step_times.cpu[i];
+        }
+        std::printf(" other %.1f/%.1f\n", (cycle_wall - aw) / cycles, (cycle_cpu - ac) / cycles);
+      }
       if (queues) {
         size_t reclaims = 0, victims = 0;
         for (const auto& p : r.preemptions)

@@ -95,6 +95,7 @@ struct CycleResult {
   std::vector<MigReconfig> mig_reconfigs;
   std::vector<Preemption> preemptions;  // issue 16 §4 (preempt helper)
   std::vector<QueueShare> queues;       // issue 16 §2: filled when queues are active (queues.h)
+  std::vector<std::string> warnings;    // issue 16 §2: e.g. guarantees scaled down (queues.h)
   Status status;  // not OK when the configuration named an action or plugin that cannot run
 };
 

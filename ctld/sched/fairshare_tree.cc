@@ -3,6 +3,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "ctld/sched/fairshare.h"
 #include "ctld/sched/snapshot.h"
@@ -233,15 +236,33 @@ double FairshareOf(const std::vector<ShareRow>& rows, const std::string& account
 
 std::vector<ShareRow> FillFairshare(ClusterSnapshot& snap, const SchedConfig& cfg,
                                     const UsageMap& usage) {
+  // Each (account, user) once, in order of first appearance (as ComputeShares would see them:
+  // a repeated pair adds nothing), and one hash lookup per job: no string copies per job.
+  using Key = std::pair<std::string_view, std::string_view>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<std::string_view>()(k.first) * 1000003u ^ std::hash<std::string_view>()(k.second);
+    }
+  };
+  std::unordered_set<Key, KeyHash> seen;
   std::vector<std::pair<std::string, std::string>> extra;
-  for (const auto& j : snap.pending) extra.emplace_back(j.account, j.user);
-  for (const auto& r : snap.running) extra.emplace_back(r.account, r.user);
+  auto note = [&](const std::string& account, const std::string& user) {
+    if (seen.insert({account, user}).second) extra.emplace_back(account, user);
+  };
+  for (const auto& j : snap.pending) note(j.account, j.user);
+  for (const auto& r : snap.running) note(r.account, r.user);
   std::vector<ShareRow> rows = ComputeShares(cfg, usage, extra);
-  std::map<std::pair<std::string, std::string>, double> f;
+  std::unordered_map<Key, double, KeyHash> f;
   for (const auto& r : rows)
     if (!r.user.empty()) f[{r.account, r.user}] = r.fairshare;
+  static const std::string kRoot = "root";
   for (auto& j : snap.pending) {
-    auto it = f.find({AccountOf(cfg, j.account, j.user), j.user});
+    std::string_view account = j.account;  // AccountOf, without a copy
+    if (account.empty()) {
+      auto d = cfg.default_account.find(j.user);
+      account = d == cfg.default_account.end() || d->second.empty() ? kRoot : d->second;
+    }
+    auto it = f.find({account, j.user});
     j.fairshare = it == f.end() ? 0 : it->second;
   }
   return rows;

@@ -2,19 +2,27 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace tessera::sched {
 namespace {
 
 constexpr double kEps = 1e-6;
-constexpr int kDims = 3;  // CPUs, memory MiB, GPU units
-
-void ToArray(const Amount& a, double out[kDims]) {
-  out[0] = double(a.cpus), out[1] = double(a.mem), out[2] = double(a.gpus);
-}
+constexpr int kDims = 4;  // CPUs, memory MiB, GPU units, nodes
 
 void FromTres(const TresLimit& t, double out[kDims]) {
-  out[0] = double(t.cpu), out[1] = double(t.mem_mib), out[2] = double(t.gpu);
+  out[0] = double(t.cpu), out[1] = double(t.mem_mib), out[2] = double(t.gpu), out[3] = double(t.node);
+}
+
+std::string TresValue(int k, double v) {  // as GrpTRES writes it: memory in MiB ("M")
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.0f%s", v, k == 1 ? "M" : "");
+  return buf;
+}
+
+std::string TresItem(int k, double v) {
+  static const char* kName[kDims] = {"cpu", "mem", "gres/gpu", "node"};
+  return std::string(kName[k]) + "=" + TresValue(k, v);
 }
 
 bool HasQueueSettings(const AccountConfig& a) {
@@ -31,17 +39,26 @@ QueueTres Round(const double v[kDims], bool none_is_minus_one) {
 
 }  // namespace
 
-Amount HeldBy(const RunningSnap& r) {
-  Amount a;
-  for (const auto& u : r.nodes) a += {int64_t(u.cpus), int64_t(u.mem_mib), int64_t(u.gpus)};
+QueueAmount HeldBy(const RunningSnap& r) {
+  QueueAmount a;
+  for (const auto& u : r.nodes) a += {int64_t(u.cpus), int64_t(u.mem_mib), int64_t(u.gpus), 1};
   return a;
 }
 
-Amount PlacedAmount(const std::vector<NodePlacement>& p) {
-  Amount a;
+QueueAmount PlacedAmount(const std::vector<NodePlacement>& p) {
+  QueueAmount a;
   for (const auto& n : p)
-    a += {int64_t(n.cpus), int64_t(n.mem_mib), int64_t(n.gpu_indices.size() + n.mig_uuids.size())};
+    a += {int64_t(n.cpus), int64_t(n.mem_mib), int64_t(n.gpu_indices.size() + n.mig_uuids.size()), 1};
   return a;
+}
+
+QueueAmount Requested(const JobSnap& j, const Amount& total) {
+  return {total.cpus, total.mem, total.gpus, std::max<int64_t>(1, j.nodes_min)};
+}
+
+void QueueTable::ToArray(const QueueAmount& a, double out[kDims]) const {
+  out[0] = double(a.cpus), out[1] = double(a.mem), out[2] = double(a.gpus);
+  out[3] = count_nodes_ ? double(a.nodes) : 0;
 }
 
 bool QueuesActive(const SchedConfig& c) {
@@ -80,13 +97,14 @@ int QueueTable::Add(const std::string& name, const SchedConfig& cfg) {
   n.parent = parent;
   FromTres(a.guarantee, n.guarantee);
   FromTres(a.limit, n.limit);
+  count_nodes_ |= a.guarantee.node >= 0 || a.limit.node >= 0;
   n.weight = a.weight;
   n.reclaimable = a.reclaimable;
   return id;
 }
 
 void QueueTable::Build(const SchedConfig& cfg, const ClusterSnapshot& snap,
-                       const std::vector<std::pair<const std::string*, Amount>>& demand) {
+                       const std::vector<std::pair<const std::string*, QueueAmount>>& demand) {
   for (const auto& [name, a] : cfg.accounts)
     if (name != "root") Add(name, cfg);
   std::vector<int> run_q, dem_q;
@@ -110,13 +128,42 @@ void QueueTable::Build(const SchedConfig& cfg, const ClusterSnapshot& snap,
     if (p >= 0) nodes_[size_t(p)].children.push_back(int(i));
     else tops_.push_back(int(i));
   }
-  double cap[kDims] = {0, 0, 0};
+  double cap[kDims] = {0, 0, 0, 0};
   for (const auto& n : snap.nodes) {
     if (!n.schedulable) continue;
-    cap[0] += n.cpus_total, cap[1] += double(n.mem_total);
+    cap[0] += n.cpus_total, cap[1] += double(n.mem_total), cap[3] += 1;
     for (const auto& g : n.gpus) cap[2] += g.healthy ? 1 : 0;
   }
+  for (auto& n : nodes_) std::copy(n.guarantee, n.guarantee + kDims, n.effective);
+  Scale(tops_, cap, "the top level");
   Divide(tops_, cap);
+}
+
+// Guarantees of siblings that sum over what they share (the cluster's schedulable capacity
+// for the top level; for children, their parent's effective guarantee, else what the parent's
+// level shares) are scaled down in proportion, as KAI Scheduler and Kueue users expect when a
+// cluster shrinks; each scaling is a warning.
+void QueueTable::Scale(const std::vector<int>& kids, const double cap[kDims], const std::string& level) {
+  if (kids.empty()) return;
+  for (int k = 0; k < kDims; ++k) {
+    double sum = 0;
+    for (int q : kids) sum += std::max(nodes_[size_t(q)].guarantee[k], 0.0);
+    if (sum <= cap[k] + kEps || sum <= 0) continue;
+    double f = cap[k] / sum;
+    for (int q : kids)
+      if (nodes_[size_t(q)].guarantee[k] >= 0) nodes_[size_t(q)].effective[k] = nodes_[size_t(q)].guarantee[k] * f;
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2f", f);
+    warnings_.push_back("queues: the guarantees under " + level + " sum to " + TresItem(k, sum) +
+                        ", over the " + TresValue(k, cap[k]) +
+                        " there are; scaled by " + ratio);
+  }
+  for (int q : kids) {
+    const Node& n = nodes_[size_t(q)];
+    double sub[kDims];
+    for (int k = 0; k < kDims; ++k) sub[k] = n.effective[k] >= 0 ? n.effective[k] : cap[k];
+    Scale(n.children, sub, n.name);
+  }
 }
 
 // Water filling among siblings, per resource (see the header).
@@ -129,7 +176,7 @@ void QueueTable::Divide(const std::vector<int>& kids, const double cap[kDims]) {
       Node& n = nodes_[size_t(kids[i])];
       want[i] = n.start[k] + n.pending[k];
       if (n.limit[k] >= 0) want[i] = std::min(want[i], n.limit[k]);
-      n.deserved[k] = std::min(std::max(n.guarantee[k], 0.0), want[i]);
+      n.deserved[k] = std::min(std::max(n.effective[k], 0.0), want[i]);
       left -= n.deserved[k];
     }
     for (size_t round = 0; round <= kids.size() && left > kEps; ++round) {
@@ -154,26 +201,27 @@ void QueueTable::Divide(const std::vector<int>& kids, const double cap[kDims]) {
   for (int q : kids) Divide(nodes_[size_t(q)].children, nodes_[size_t(q)].deserved);
 }
 
-void QueueTable::Charge(int q, const Amount& a) {
+void QueueTable::Charge(int q, const QueueAmount& a) {
   double d[kDims];
   ToArray(a, d);
   for (; q >= 0; q = nodes_[size_t(q)].parent)
     for (int k = 0; k < kDims; ++k) nodes_[size_t(q)].alloc[k] += d[k];
 }
 
-std::string QueueTable::OverLimit(int q, const Amount& add) const {
+std::string QueueTable::OverLimit(int q, const QueueAmount& add) const {
   double d[kDims];
   ToArray(add, d);
-  static const char* kReason[kDims] = {"AssocGrpCpuLimit", "AssocGrpMemLimit", "AssocGrpGRES"};
+  static const char* kReason[kDims] = {"AssocGrpCpuLimit", "AssocGrpMemLimit", "AssocGrpGRES",
+                                       "AssocGrpNodeLimit"};
   for (; q >= 0; q = nodes_[size_t(q)].parent) {
     const Node& n = nodes_[size_t(q)];
-    for (int k : {2, 0, 1})
+    for (int k : {2, 0, 1, 3})
       if (n.limit[k] >= 0 && d[k] > 0 && n.alloc[k] + d[k] > n.limit[k] + kEps) return kReason[k];
   }
   return "";
 }
 
-bool QueueTable::Starved(int q, const Amount& add, int stop) const {
+bool QueueTable::Starved(int q, const QueueAmount& add, int stop) const {
   double d[kDims];
   ToArray(add, d);
   for (; q >= 0 && q != stop; q = nodes_[size_t(q)].parent) {
@@ -192,18 +240,18 @@ int QueueTable::CommonAncestor(int a, int b) const {
   return -1;
 }
 
-void QueueTable::BeginSearch(int reclaimer, const Amount& job) {
+void QueueTable::BeginSearch(int reclaimer, const QueueAmount& job) {
   for (int q : touched_) std::fill(nodes_[size_t(q)].removed, nodes_[size_t(q)].removed + kDims, 0.0);
   touched_.clear();
   reclaimer_ = reclaimer;
   ToArray(job, job_);
 }
 
-bool QueueTable::VictimAllowed(int victim, const Amount& held) {
+bool QueueTable::VictimAllowed(int victim, const QueueAmount& held) {
   if (victim < 0 || reclaimer_ < 0) return false;
   int stop = CommonAncestor(reclaimer_, victim);
   if (stop == victim || stop == reclaimer_) return false;  // its own queue or an ancestor's
-  Amount job{int64_t(job_[0]), int64_t(job_[1]), int64_t(job_[2])};
+  QueueAmount job{int64_t(job_[0]), int64_t(job_[1]), int64_t(job_[2]), int64_t(job_[3])};
   if (!Starved(reclaimer_, job, stop)) return false;
   double h[kDims];
   ToArray(held, h);
@@ -236,22 +284,27 @@ std::vector<QueueShare> QueueTable::Shares() const {
   while (!stack.empty()) {
     auto [q, depth] = stack.back();
     stack.pop_back();
-    const Node& n = nodes_[size_t(q)];
-    QueueShare s;
-    s.account = n.name;
-    s.parent = n.parent >= 0 ? nodes_[size_t(n.parent)].name : "";
+    QueueShare s = Share(q);
     s.depth = depth;
-    s.guarantee = Round(n.guarantee, true);
-    s.limit = Round(n.limit, true);
-    s.weight = n.weight;
-    s.reclaimable = n.reclaimable;
-    s.allocated = Round(n.start, false);
-    s.pending = Round(n.pending, false);
-    s.deserved = Round(n.deserved, false);
     out.push_back(std::move(s));
-    push(n.children, depth + 1);
+    push(nodes_[size_t(q)].children, depth + 1);
   }
   return out;
+}
+
+QueueShare QueueTable::Share(int q) const {
+  const Node& n = nodes_[size_t(q)];
+  QueueShare s;
+  s.account = n.name;
+  s.parent = n.parent >= 0 ? nodes_[size_t(n.parent)].name : "";
+  s.guarantee = Round(n.guarantee, true);
+  s.limit = Round(n.limit, true);
+  s.weight = n.weight;
+  s.reclaimable = n.reclaimable;
+  s.allocated = Round(n.start, false);
+  s.pending = Round(n.pending, false);
+  s.deserved = Round(n.deserved, false);
+  return s;
 }
 
 }  // namespace tessera::sched

@@ -210,7 +210,16 @@ Result<bool> SetQosField(const std::string& key, const std::string& value, QosCo
   }
   // Issue 16 §4 (h16g): the preemption fields, as sacctmgr sets them.
   if (key == "preempt") {
-    q.preempt = SplitList(value, true);
+    q.preempt = value == "''" || value == "\"\"" ? std::vector<std::string>{} : SplitList(value, true);
+    q.preempt_stored = true;
+    return true;
+  }
+  if (key == "preempt+" || key == "preempt-") {  // sacctmgr's Preempt+=x / Preempt-=x
+    for (const auto& name : SplitList(value, true)) {
+      auto at = std::find(q.preempt.begin(), q.preempt.end(), name);
+      if (key == "preempt+" && at == q.preempt.end()) q.preempt.push_back(name);
+      if (key == "preempt-" && at != q.preempt.end()) q.preempt.erase(at);
+    }
     q.preempt_stored = true;
     return true;
   }

@@ -123,11 +123,33 @@ void Session::NotifyAllocated(const JobInfo& j, const std::vector<NodePlacement>
 }
 
 std::vector<JobInfo*> Session::OrderedEligible() {
+  size_t eligible = 0;
+  for (const auto& j : jobs_) eligible += j.stage == JobInfo::Stage::kEligible;
   std::vector<JobInfo*> out;
-  for (auto& j : jobs_)
-    if (j.stage == JobInfo::Stage::kEligible) out.push_back(&j);
-  std::sort(out.begin(), out.end(),
-            [&](const JobInfo* a, const JobInfo* b) { return CompareJobs(*a, *b) < 0; });
+  out.reserve(eligible);
+  if (!order_.empty()) {
+    for (JobInfo* j : order_)
+      if (j->stage == JobInfo::Stage::kEligible) out.push_back(j);
+    if (out.size() == eligible) return out;  // no job became eligible since the sort
+    out.clear();
+  }
+  if (first_rank_ && eligible > 1) {  // sort (rank, job) pairs: no indirection per comparison
+    const std::vector<uint32_t>& rank = first_rank_();
+    std::vector<std::pair<uint32_t, JobInfo*>> keyed;
+    keyed.reserve(eligible);
+    for (auto& j : jobs_)
+      if (j.stage == JobInfo::Stage::kEligible) keyed.push_back({rank[j.idx], &j});
+    std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : CompareJobs(*a.second, *b.second) < 0;
+    });
+    for (const auto& [r, j] : keyed) out.push_back(j);
+  } else {
+    for (auto& j : jobs_)
+      if (j.stage == JobInfo::Stage::kEligible) out.push_back(&j);
+    std::sort(out.begin(), out.end(),
+              [&](const JobInfo* a, const JobInfo* b) { return CompareJobs(*a, *b) < 0; });
+  }
+  order_ = out;
   return out;
 }
 

@@ -68,7 +68,25 @@ class Session {
   CycleResult& result() { return result_; }
 
   // Registration (plugins, in OnSessionOpen).
-  void AddJobOrder(JobOrderFn f) { job_order_.push_back(std::move(f)); }
+  // A job order must not change within the cycle (it may be computed lazily, at its first
+  // call): OrderedEligible sorts once and reuses that order (issue 16, cycle time).
+  void AddJobOrder(JobOrderFn f) {
+    job_order_.push_back(std::move(f));
+    order_.clear();
+  }
+  // A job order given as a rank per job (JobInfo::idx -> position, lower first), as the queue
+  // and drf plugins compute it: the same as AddJobOrder comparing ranks, but when it is the
+  // first order OrderedEligible sorts (rank, job) pairs, with no comparator call per
+  // comparison (equal ranks fall back to CompareJobs). `rank` may build the ranks lazily.
+  using JobRankFn = std::function<const std::vector<uint32_t>&()>;
+  void AddJobRank(JobRankFn rank) {
+    if (job_order_.empty()) first_rank_ = rank;
+    AddJobOrder([rank](const JobInfo& a, const JobInfo& b) {
+      const std::vector<uint32_t>& r = rank();
+      uint32_t ra = r[a.idx], rb = r[b.idx];
+      return ra == rb ? 0 : ra < rb ? -1 : 1;
+    });
+  }
   void AddQueueOrder(QueueOrderFn f) { queue_order_.push_back(std::move(f)); }
   void AddEligible(EligibleFn f) { eligible_.push_back(std::move(f)); }
   void AddAllocatable(EligibleFn f) { allocatable_.push_back(std::move(f)); }
@@ -93,7 +111,9 @@ class Session {
   std::vector<uint64_t> Victims(const JobInfo& j, const std::vector<const RunningSnap*>& c) const;
   void NotifyAllocated(const JobInfo& j, const std::vector<NodePlacement>& p) const;
 
-  // Eligible jobs sorted by CompareJobs (ties: submit time, then id).
+  // Eligible jobs sorted by CompareJobs (ties: submit time, then id). The first call sorts;
+  // later calls filter that order (the same result: the order is total and fixed in a cycle),
+  // unless a job has become eligible since, which sorts again.
   std::vector<JobInfo*> OrderedEligible();
   // Shape memo: placements that failed in this cycle (resources only shrink within a cycle).
   bool KnownToFail(const std::string& key) const { return failed_.count(key) > 0; }
@@ -116,6 +136,8 @@ class Session {
   std::vector<VictimFn> victims_;
   std::vector<AllocatedFn> on_allocated_;
   std::unordered_set<std::string> failed_;
+  std::vector<JobInfo*> order_;  // OrderedEligible's last full sort
+  JobRankFn first_rank_;         // AddJobRank when it gave the first job order
 };
 
 }  // namespace tessera::sched

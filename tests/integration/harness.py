@@ -237,3 +237,32 @@ class Cluster:
         pw = pwd.getpwnam(user)
         os.chown(d, pw.pw_uid, pw.pw_gid)
         return d
+
+
+# --- Shared by test_preempt.py and test_preempt_gaps.py (issue 16 §4) ---------------------
+
+def running_cluster(**kw):
+    """A module fixture's body: `yield from running_cluster(nodes=1, extra_conf=CONF)`."""
+    c = Cluster(**kw)
+    try:
+        yield c.start()
+    finally:
+        c.stop()
+
+
+def job_state(c, job):
+    """The job's state as tqueue prints it (%T), any state."""
+    return c.run(["tqueue", "-h", "-t", "all", "-j", str(job), "-o", "%T"]).stdout.strip()
+
+
+def job_events(c, job):
+    return c.run(["tcontrol", "show", "job", str(job), "--events"]).stdout
+
+
+def file_words(path):
+    """The words of a file a job writes; [] while it does not exist."""
+    try:
+        with open(path) as f:
+            return f.read().split()
+    except FileNotFoundError:
+        return []

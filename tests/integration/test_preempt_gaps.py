@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness import Cluster, wait_for
+from harness import file_words as lines, job_state as qstate, running_cluster, wait_for
 
 CONF = ("PreemptType=preempt/qos\nPreemptMode=CANCEL\n"
         "QOSName=requeue Priority=1 PreemptMode=REQUEUE Default=YES\n"
@@ -19,23 +19,7 @@ CONF = ("PreemptType=preempt/qos\nPreemptMode=CANCEL\n"
 
 @pytest.fixture(scope="module")
 def pc():
-    c = Cluster(nodes=1, extra_conf=CONF)
-    try:
-        yield c.start()
-    finally:
-        c.stop()
-
-
-def lines(path):
-    try:
-        with open(path) as f:
-            return f.read().split()
-    except FileNotFoundError:
-        return []
-
-
-def qstate(c, job):
-    return c.run(["tqueue", "-h", "-t", "all", "-j", str(job), "-o", "%T"]).stdout.strip()
+    yield from running_cluster(nodes=1, extra_conf=CONF)
 
 
 def acct_rows(c, job, *extra):

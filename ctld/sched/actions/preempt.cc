@@ -22,6 +22,7 @@
 // action: the policy decides who searches (Wants) and admits candidates (Admit) instead of the
 // QoS/partition rights; PreemptType does not matter then; Preemption::cause names the policy.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -41,7 +42,20 @@ struct Cand {
   const RunningSnap* r;
   std::string mode;
   int64_t grace;
-  std::vector<int64_t> key;  // cheapest first
+  size_t runner;  // index into PreemptAction::runners_
+};
+
+// A running job that may be a victim whoever the preemptor (preemptable, not being preempted,
+// past its exempt time, mode not OFF), with what the searches ask of it, computed once per cycle.
+struct Runner {
+  const RunningSnap* r;
+  const QosConfig* qos;                // null: unknown QoS
+  uint32_t tier;                       // its partition's PriorityTier
+  PreemptModeKind mode;
+  int64_t grace;
+  std::vector<uint32_t> partitions;    // of its usable nodes, sorted, unique
+  std::array<int64_t, 5> key;          // cheapest first (see the header comment)
+  bool taken = false;                  // chosen as a victim in this cycle (taken_)
 };
 
 class PreemptAction : public Action {
@@ -61,9 +75,8 @@ class PreemptAction : public Action {
   PreemptModeKind ModeOf(const RunningSnap& r) const;
   int64_t GraceOf(const RunningSnap& r) const;
   bool Exempt(const RunningSnap& r) const;
-  bool MayPreempt(const JobInfo& j, const RunningSnap& r) const;
   bool MayPreemptAny(const JobInfo& j) const;
-  bool TouchesPartition(const RunningSnap& r, int partition) const;
+  void Prepare();
   std::vector<Cand> Candidates(const JobInfo& j);
   bool Fits(JobInfo& j, VictimRelease& rel) {
     rel.Publish();
@@ -78,6 +91,8 @@ class PreemptAction : public Action {
   std::set<uint64_t> taken_;  // victims chosen in this cycle
   uint32_t budget_ = 0;       // candidate searches left in this cycle
   uint32_t min_tier_ = 0;     // the lowest partition PriorityTier
+  std::vector<Runner> runners_;  // Prepare: possible victims, cheapest first
+  bool prepared_ = false;
   std::unique_ptr<VictimPolicy> policy_;  // null = PreemptType's rules
 };
 
@@ -114,50 +129,54 @@ bool PreemptAction::MayPreemptAny(const JobInfo& j) const {
   return j.partition >= 0 && s_->state().Partition(j.partition).priority_tier > min_tier_;
 }
 
-bool PreemptAction::MayPreempt(const JobInfo& j, const RunningSnap& r) const {
-  if (cfg_->preempt_type == PreemptType::kQos) {
-    const QosConfig* q = QosOf(j.snap->qos);
-    const QosConfig* v = QosOf(r.qos);
-    if (!q || !v) return false;
-    return std::find(q->preempt.begin(), q->preempt.end(), v->name) != q->preempt.end();
-  }
-  return s_->state().Partition(j.partition).priority_tier > Tier(r.partition);
-}
-
-bool PreemptAction::TouchesPartition(const RunningSnap& r, int partition) const {
-  for (const auto& u : r.nodes) {
-    const NodeRt* n = s_->state().FindNode(u.node);
-    if (n && n->usable &&
-        std::find(n->partitions.begin(), n->partitions.end(), static_cast<uint32_t>(partition)) !=
-            n->partitions.end())
-      return true;
-  }
-  return false;
-}
-
-std::vector<Cand> PreemptAction::Candidates(const JobInfo& j) {
-  std::vector<Cand> out;
+void PreemptAction::Prepare() {
+  prepared_ = true;
   for (const auto& r : s_->snapshot().running) {
-    if (!r.preemptable || r.preempted_for || taken_.count(r.id)) continue;
-    if ((!policy_ && !MayPreempt(j, r)) || Exempt(r) || !TouchesPartition(r, j.partition)) continue;
+    if (!r.preemptable || r.preempted_for || Exempt(r)) continue;
     PreemptModeKind m = ModeOf(r);
     if (m == PreemptModeKind::kOff || m == PreemptModeKind::kUnset) continue;
-    const QosConfig* q = QosOf(r.qos);
-    Cand c{&r, PreemptModeName(m), GraceOf(r), {}};
-    if (cfg_->preempt_type == PreemptType::kPartitionPrio) c.key.push_back(Tier(r.partition));
-    c.key.push_back(q ? q->priority : 0);
-    c.key.push_back(r.priority);
-    c.key.push_back(-r.start_time);
-    c.key.push_back(-static_cast<int64_t>(r.id));
-    out.push_back(std::move(c));
+    Runner x{&r, QosOf(r.qos), Tier(r.partition), m, GraceOf(r), {}, {}};
+    for (const auto& u : r.nodes) {
+      const NodeRt* n = s_->state().FindNode(u.node);
+      if (n && n->usable) x.partitions.insert(x.partitions.end(), n->partitions.begin(), n->partitions.end());
+    }
+    std::sort(x.partitions.begin(), x.partitions.end());
+    x.partitions.erase(std::unique(x.partitions.begin(), x.partitions.end()), x.partitions.end());
+    x.key = {cfg_->preempt_type == PreemptType::kPartitionPrio ? int64_t{x.tier} : 0,
+             x.qos ? x.qos->priority : 0, r.priority, -r.start_time, -static_cast<int64_t>(r.id)};
+    runners_.push_back(std::move(x));
   }
-  std::sort(out.begin(), out.end(), [](const Cand& a, const Cand& b) { return a.key < b.key; });
-  if (policy_) {  // admitted in cost order (std::remove_if asks each once, in order)
-    policy_->StartSearch(j);
-    out.erase(std::remove_if(out.begin(), out.end(), [&](const Cand& c) { return !policy_->Admit(*c.r); }),
-              out.end());
+  std::sort(runners_.begin(), runners_.end(),
+            [](const Runner& a, const Runner& b) { return a.key < b.key; });
+  for (auto& x : runners_) x.taken = taken_.count(x.r->id) > 0;
+}
+
+// The cheapest kMaxCandidates running jobs `j` may preempt (under a policy: that it admits,
+// asked in cost order), cheapest first.
+std::vector<Cand> PreemptAction::Candidates(const JobInfo& j) {
+  if (!prepared_) Prepare();
+  const QosConfig* jq = policy_ ? nullptr : QosOf(j.snap->qos);
+  uint32_t jtier = j.partition >= 0 ? s_->state().Partition(j.partition).priority_tier : 0;
+  if (policy_) policy_->StartSearch(j);
+  std::vector<Cand> out;
+  for (size_t i = 0; i < runners_.size() && out.size() < kMaxCandidates; ++i) {
+    const Runner& x = runners_[i];
+    if (x.taken) continue;
+    if (!policy_) {  // PreemptType's rights
+      if (cfg_->preempt_type == PreemptType::kQos) {
+        if (!jq || !x.qos ||
+            std::find(jq->preempt.begin(), jq->preempt.end(), x.qos->name) == jq->preempt.end())
+          continue;
+      } else if (jtier <= x.tier) {
+        continue;
+      }
+    }
+    if (j.partition < 0 ||
+        !std::binary_search(x.partitions.begin(), x.partitions.end(), static_cast<uint32_t>(j.partition)))
+      continue;
+    if (policy_ && !policy_->Admit(*x.r)) continue;  // admitted in cost order
+    out.push_back({x.r, PreemptModeName(x.mode), x.grace, i});
   }
-  if (out.size() > kMaxCandidates) out.resize(kMaxCandidates);
   return out;
 }
 
@@ -210,6 +229,7 @@ void PreemptAction::Serve(JobInfo& j, const std::vector<const RunningSnap*>& inf
       rel.Release(*c[i].r);
       victims.push_back(c[i].r);
       taken_.insert(c[i].r->id);
+      runners_[c[i].runner].taken = true;
       p.victims.push_back({c[i].r->id, c[i].mode, c[i].grace});
     }
   }
@@ -241,19 +261,17 @@ void PreemptAction::Execute(Session& s) {
     min_tier_ = std::min(min_tier_, s.state().Partition(static_cast<int>(i)).priority_tier);
   for (const auto& r : s.snapshot().running)
     if (r.preempted_for) inflight_[r.preempted_for].push_back(&r);
-  std::vector<JobInfo*> order;
-  for (auto& j : s.jobs()) {
-    if (j.stage != JobInfo::Stage::kEligible) continue;
+  // In job order. Whether a job may search is judged lazily but as of the cycle's start
+  // (VictimPolicy::Wants), so the same jobs are served as when every job was judged first; once
+  // the searches are spent only jobs with victims in flight are left to serve.
+  for (JobInfo* j : s.OrderedEligible()) {
     // "Topology": a job TopologyMode=required keeps from spreading (issue 15) may preempt too.
-    if (j.reason != "Resources" && j.reason != "Priority" && j.reason != "Topology") continue;
-    if (inflight_.count(j.snap->id) || (policy_ ? policy_->Wants(j) : MayPreemptAny(j)))
-      order.push_back(&j);
-  }
-  std::sort(order.begin(), order.end(),
-            [&](const JobInfo* a, const JobInfo* b) { return s.CompareJobs(*a, *b) < 0; });
-  for (JobInfo* j : order) {
-    if (!s.Allocatable(*j).empty()) continue;
+    if (j->reason != "Resources" && j->reason != "Priority" && j->reason != "Topology") continue;
     auto it = inflight_.find(j->snap->id);
+    if (it == inflight_.end() &&
+        (budget_ == 0 || !(policy_ ? policy_->Wants(*j) : MayPreemptAny(*j))))
+      continue;
+    if (!s.Allocatable(*j).empty()) continue;
     Serve(*j, it == inflight_.end() ? std::vector<const RunningSnap*>{} : it->second);
   }
 }

@@ -6,8 +6,8 @@
 // candidates are admitted cheapest first while the victims' accounts stay at or above their
 // deserved share; of those, the fewest that make room are chosen (nobody when even all of them
 // would not). Runs whatever PreemptType is; SchedulerParameters=preempt_depth bounds the searches.
-#include <map>
 #include <set>
+#include <unordered_map>
 
 #include "ctld/sched/actions/victim_policy.h"
 #include "ctld/sched/queues.h"
@@ -23,35 +23,42 @@ class ReclaimPolicy : public VictimPolicy {
   void Begin(Session& s) override {
     active_ = QueuesActive(s.config());
     if (!active_) return;
-    std::vector<std::pair<const std::string*, Amount>> demand;
+    std::vector<std::pair<const std::string*, QueueAmount>> demand;
     for (const auto& j : s.jobs())
-      if (j.stage != JobInfo::Stage::kPending) demand.push_back({&j.snap->account, j.total});
+      if (j.stage != JobInfo::Stage::kPending)
+        demand.push_back({&j.snap->account, Requested(*j.snap, j.total)});
     table_.Build(s.config(), s.snapshot(), demand);
     for (auto& j : s.jobs())  // what allocate (and earlier actions) started in this cycle
       if (s.decision(j).kind == Decision::Kind::kStart)
         table_.Charge(table_.Find(j.snap->account), PlacedAmount(s.decision(j).placement));
     // Victims still ending (grace time) count as gone, their preemptor as running: a second
     // reclaimer of the same account must not take them again.
-    std::map<uint64_t, const JobInfo*> by_id;
-    for (const auto& j : s.jobs()) by_id[j.snap->id] = &j;
+    std::unordered_map<uint64_t, const JobInfo*> by_id;
+    for (const auto& r : s.snapshot().running)
+      if (r.preempted_for) by_id[r.preempted_for] = nullptr;
+    for (const auto& j : s.jobs())
+      if (auto it = by_id.find(j.snap->id); it != by_id.end()) it->second = &j;
     for (const auto& r : s.snapshot().running) {
       if (!r.preempted_for) continue;
       table_.Charge(table_.Find(r.account), -HeldBy(r));
       auto it = by_id.find(r.preempted_for);
-      if (it == by_id.end() || s.decision(*it->second).kind == Decision::Kind::kStart) continue;
+      if (!it->second || s.decision(*it->second).kind == Decision::Kind::kStart) continue;
       if (precharged_.insert(r.preempted_for).second)
-        table_.Charge(table_.Find(it->second->snap->account), it->second->total);
+        table_.Charge(table_.Find(it->second->snap->account), Requested(*it->second->snap, it->second->total));
     }
+    at_begin_ = table_;
   }
 
   bool Wants(const JobInfo& j) override {
     if (!active_) return false;
-    int q = table_.Find(j.snap->account);
-    return q >= 0 && table_.Starved(q, j.total, QueueParent(q));
+    // As of Begin, whatever was chosen since; the account's own level only (its ancestors are
+    // judged per victim, below the common one).
+    int q = at_begin_.Find(j.snap->account);
+    return q >= 0 && at_begin_.Starved(q, Requested(*j.snap, j.total), at_begin_.Parent(q));
   }
 
   void StartSearch(const JobInfo& j) override {
-    table_.BeginSearch(table_.Find(j.snap->account), j.total);
+    table_.BeginSearch(table_.Find(j.snap->account), Requested(*j.snap, j.total));
   }
 
   bool Admit(const RunningSnap& r) override {
@@ -59,16 +66,14 @@ class ReclaimPolicy : public VictimPolicy {
   }
 
   void Chosen(const JobInfo& j, const std::vector<const RunningSnap*>& victims) override {
-    if (!precharged_.count(j.snap->id)) table_.Charge(table_.Find(j.snap->account), j.total);
+    if (!precharged_.count(j.snap->id)) table_.Charge(table_.Find(j.snap->account), Requested(*j.snap, j.total));
     for (const RunningSnap* r : victims) table_.Charge(table_.Find(r->account), -HeldBy(*r));
   }
 
  private:
-  // The account's own level only: its ancestors are judged per victim (below the common one).
-  int QueueParent(int q) const { return table_.Parent(q); }
-
   bool active_ = false;
   QueueTable table_;
+  QueueTable at_begin_;  // table_ when Begin ended: what Wants judges by
   std::set<uint64_t> precharged_;  // preemptors charged for their victims still ending
 };
 

@@ -21,7 +21,8 @@ class VictimPolicy {
   virtual ~VictimPolicy() = default;
   virtual std::string ActionName() const = 0;  // also Preemption::cause
   virtual void Begin(Session& s) = 0;          // once per cycle, when the action runs
-  // Whether a blocked eligible job may look for victims under this policy.
+  // Whether a blocked eligible job may look for victims under this policy, judged as of Begin
+  // (the action asks lazily, after earlier jobs were served; the answer must not change).
   virtual bool Wants(const JobInfo& j) = 0;
   // One search for `j`: Admit is then asked for each candidate (any running job it could
   // preempt: mode not OFF, past exempt time, preemptable, not taken, on its partition), cheapest

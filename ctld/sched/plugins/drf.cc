@@ -11,7 +11,7 @@
 //   SchedulerPlugins=drf,priority,...   accounts take turns by dominant share; priority (with
 //                                       fair share in it) orders each account's own jobs;
 //   SchedulerPlugins=priority,drf,...   priority decides; DRF only breaks equal priorities.
-// The ranking is computed once, at the first comparison (after every plugin opened, so the
+// The ranking is computed once, when jobs are first ordered (after every plugin opened, so the
 // priority plugin's JobInfo::priority is set whichever comes first in the list).
 #include <algorithm>
 #include <map>
@@ -81,10 +81,9 @@ class DrfPlugin : public Plugin {
   void OnSessionOpen(Session& s) override {
     auto st = std::make_shared<DrfState>();
     Session* sp = &s;
-    s.AddJobOrder([st, sp](const JobInfo& a, const JobInfo& b) {
+    s.AddJobRank([st, sp]() -> const std::vector<uint32_t>& {
       if (!st->built) Build(*sp, *st);
-      uint32_t ra = st->rank[a.idx], rb = st->rank[b.idx];
-      return ra == rb ? 0 : ra < rb ? -1 : 1;
+      return st->rank;
     });
   }
 };

@@ -10,9 +10,9 @@
 //    deserved per account) for tshare, tessera-sim and the scenarios.
 // The table is built at the first callback (after enqueue: demand = eligible jobs).
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <queue>
+#include <unordered_map>
 
 #include "ctld/sched/plugins/plugins.h"
 #include "ctld/sched/queues.h"
@@ -45,47 +45,70 @@ double Fraction(const Amount& used, const QueueShare& q) {
 
 void Build(Session& s, QueueState& st) {
   st.built = true;
-  std::vector<std::pair<const std::string*, Amount>> demand;
+  std::vector<std::pair<const std::string*, QueueAmount>> demand;
   for (const auto& j : s.jobs())
-    if (j.stage != JobInfo::Stage::kPending) demand.push_back({&j.snap->account, j.total});
+    if (j.stage != JobInfo::Stage::kPending)
+      demand.push_back({&j.snap->account, Requested(*j.snap, j.total)});
   st.table.Build(s.config(), s.snapshot(), demand);
-  std::map<std::string, QueueShare> shares;
-  for (auto& q : st.table.Shares()) shares[q.account] = q;
   st.account.assign(s.jobs().size(), -1);
   st.rank.assign(s.jobs().size(), 0);
-  std::map<std::string, std::vector<const JobInfo*>> queues;
-  for (const auto& j : s.jobs()) {
-    st.account[j.idx] = st.table.Find(j.snap->account);
-    queues[j.snap->account].push_back(&j);
-  }
-  for (auto& [acct, q] : queues)
-    std::sort(q.begin(), q.end(), [](const JobInfo* a, const JobInfo* b) {
-      if (a->priority != b->priority) return a->priority > b->priority;
-      if (a->snap->submit_time != b->snap->submit_time) return a->snap->submit_time < b->snap->submit_time;
-      return a->snap->id < b->snap->id;
-    });
-  std::map<std::string, Amount> used;
-  for (const auto& [acct, q] : shares) used[acct] = {q.allocated.cpu, q.allocated.mem, q.allocated.gpu};
-  using Entry = std::pair<double, std::string>;  // (fraction after its next job, account)
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
-  std::map<std::string, size_t> next;
-  auto push = [&](const std::string& acct) {
-    const auto& q = queues[acct];
-    size_t i = next[acct];
-    if (i >= q.size()) return;
-    Amount after = used[acct];
-    after += q[i]->total;
-    heap.push({Fraction(after, shares[acct]), acct});
+  // One entry per account that has jobs (ids local to this function; no string work per job
+  // beyond one hash lookup).
+  struct Acct {
+    const std::string* name;
+    int table = -1;
+    uint32_t name_rank = 0;  // position among the names (ties between fractions)
+    QueueShare share;        // deserved, allocated (zero for an account not in the table)
+    Amount used;
+    std::vector<const JobInfo*> jobs;
+    size_t next = 0;
   };
-  for (const auto& [acct, q] : queues) push(acct);
+  std::vector<Acct> accts;
+  std::unordered_map<std::string, uint32_t> local;
+  for (const auto& j : s.jobs()) {
+    auto [it, fresh] = local.try_emplace(j.snap->account, uint32_t(accts.size()));
+    if (fresh) {
+      accts.emplace_back();
+      accts.back().name = &it->first;
+      accts.back().table = st.table.Find(j.snap->account);
+      if (accts.back().table >= 0) accts.back().share = st.table.Share(accts.back().table);
+    }
+    Acct& a = accts[it->second];
+    st.account[j.idx] = a.table;
+    a.jobs.push_back(&j);
+  }
+  std::vector<uint32_t> by_name(accts.size());
+  for (uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
+  std::sort(by_name.begin(), by_name.end(),
+            [&](uint32_t a, uint32_t b) { return *accts[a].name < *accts[b].name; });
+  for (uint32_t r = 0; r < by_name.size(); ++r) accts[by_name[r]].name_rank = r;
+  for (auto& a : accts) {
+    a.used = {a.share.allocated.cpu, a.share.allocated.mem, a.share.allocated.gpu};
+    std::sort(a.jobs.begin(), a.jobs.end(), [](const JobInfo* x, const JobInfo* y) {
+      if (x->priority != y->priority) return x->priority > y->priority;
+      if (x->snap->submit_time != y->snap->submit_time) return x->snap->submit_time < y->snap->submit_time;
+      return x->snap->id < y->snap->id;
+    });
+  }
+  using Entry = std::pair<double, uint32_t>;  // (fraction after its next job, name rank)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  auto push = [&](uint32_t i) {
+    const Acct& a = accts[i];
+    if (a.next >= a.jobs.size()) return;
+    Amount after = a.used;
+    after += a.jobs[a.next]->total;
+    heap.push({Fraction(after, a.share), a.name_rank});
+  };
+  for (uint32_t i = 0; i < accts.size(); ++i) push(i);
   uint32_t pos = 0;
   while (!heap.empty()) {
-    std::string acct = heap.top().second;
+    uint32_t i = by_name[heap.top().second];
     heap.pop();
-    const JobInfo* j = queues[acct][next[acct]++];
+    Acct& a = accts[i];
+    const JobInfo* j = a.jobs[a.next++];
     st.rank[j->idx] = pos++;
-    used[acct] += j->total;
-    push(acct);
+    a.used += j->total;
+    push(i);
   }
 }
 
@@ -99,14 +122,13 @@ class QueuePlugin : public Plugin {
     auto st = std::make_shared<QueueState>();
     st_ = st;
     Session* sp = &s;
-    s.AddJobOrder([st, sp](const JobInfo& a, const JobInfo& b) {
+    s.AddJobRank([st, sp]() -> const std::vector<uint32_t>& {
       if (!st->built) Build(*sp, *st);
-      uint32_t ra = st->rank[a.idx], rb = st->rank[b.idx];
-      return ra == rb ? 0 : ra < rb ? -1 : 1;
+      return st->rank;
     });
     s.AddAllocatable([st, sp](const JobInfo& j) {
       if (!st->built) Build(*sp, *st);
-      return st->table.OverLimit(st->account[j.idx], j.total);
+      return st->table.OverLimit(st->account[j.idx], Requested(*j.snap, j.total));
     });
     s.AddOnAllocated([st, sp](const JobInfo& j, const std::vector<NodePlacement>& p) {
       if (!st->built) Build(*sp, *st);
@@ -118,6 +140,7 @@ class QueuePlugin : public Plugin {
     if (!st_) return;
     if (!st_->built) Build(s, *st_);
     s.result().queues = st_->table.Shares();
+    for (const auto& w : st_->table.warnings()) s.result().warnings.push_back(w);
   }
 
  private:

@@ -180,6 +180,27 @@ TEST_CASE("tacctmgr sets the QoS preemption fields; show, store and the live con
   CHECK(db.qos.at("high").preempt.empty());
 }
 
+TEST_CASE("tacctmgr Preempt+= and Preempt-= add and remove QoS names, as sacctmgr's") {
+  AssocDb db = Sample();
+  db = Apply(db, Req("add", "qos", {"low"}));
+  db = Apply(db, Req("add", "qos", {"scav"}));
+  db = Apply(db, Req("modify", "qos", {}, {{"Name", "high"}}, {{"Preempt", "low"}}));
+  db = Apply(db, Req("modify", "qos", {}, {{"Name", "high"}}, {{"Preempt+", "scav,low"}}));
+  CHECK(db.qos.at("high").preempt == std::vector<std::string>{"low", "scav"});  // no duplicate
+  db = Apply(db, Req("modify", "qos", {}, {{"Name", "high"}}, {{"Preempt-", "low"}}));
+  CHECK(db.qos.at("high").preempt == std::vector<std::string>{"scav"});
+  db = Apply(db, Req("modify", "qos", {}, {{"Name", "high"}}, {{"Preempt-", "low"}}));  // absent: no-op
+  CHECK(db.qos.at("high").preempt == std::vector<std::string>{"scav"});
+  auto back = DecodeRows(EncodeRows(db));  // stored like Preempt=
+  REQUIRE(back.ok());
+  CHECK(back->qos.at("high").preempt == std::vector<std::string>{"scav"});
+  // An unknown QoS is refused as with Preempt=, and nothing changes.
+  auto out = ApplyChange(db, Req("modify", "qos", {}, {{"Name", "high"}}, {{"Preempt+", "ghost"}}));
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.status().message().find("ghost") != std::string::npos);
+  CHECK(db.qos.at("high").preempt == std::vector<std::string>{"scav"});
+}
+
 TEST_CASE("a QoS row stored before the preemption fields keeps tessera.conf's") {
   AssocDb db;
   db.qos["high"].name = "high";  // as decoded from an older row: preempt_stored false

@@ -110,6 +110,53 @@ TEST_CASE("queues: children divide their parent's deserved share") {
   CHECK(Share(v, "t1").parent == "org1");
 }
 
+TEST_CASE("queues: guarantees over capacity are scaled down in proportion, per level, with a warning") {
+  SchedConfig c = Cfg("AccountName=org1 Guarantee=gres/gpu=8\nAccountName=org2 Guarantee=gres/gpu=16\n"
+                      "AccountName=t1 Parent=org1 Guarantee=gres/gpu=6\nAccountName=t2 Parent=org1 Guarantee=gres/gpu=6\n");
+  std::string t1 = "t1", t2 = "t2", org2 = "org2";
+  QueueTable t;
+  // 12 GPUs: org1 8 + org2 16 = 24 -> scaled by 1/2: 4 and 8; under org1, 6 + 6 = 12 over its
+  // scaled 4 -> 2 and 2.
+  t.Build(c, Gpus(12), {{&t1, {1, 0, 16}}, {&t2, {1, 0, 16}}, {&org2, {1, 0, 16}}});
+  auto v = t.Shares();
+  CHECK(Share(v, "org1").deserved.gpu == 4);
+  CHECK(Share(v, "org2").deserved.gpu == 8);
+  CHECK(Share(v, "t1").deserved.gpu == 2);
+  CHECK(Share(v, "t2").deserved.gpu == 2);
+  CHECK(Share(v, "org1").guarantee.gpu == 8);  // shown as configured
+  REQUIRE(t.warnings().size() == 2);
+  CHECK(t.warnings()[0] == "queues: the guarantees under the top level sum to gres/gpu=24, over the 12 there are; scaled by 0.50");
+  CHECK(t.warnings()[1] == "queues: the guarantees under org1 sum to gres/gpu=12, over the 4 there are; scaled by 0.33");
+  // The top level within the capacity: only org1's children (12 over its 8) are scaled.
+  QueueTable u;
+  u.Build(c, Gpus(48), {{&t1, {1, 0, 16}}, {&t2, {1, 0, 16}}});
+  REQUIRE(u.warnings().size() == 1);
+  CHECK(u.warnings()[0].find("under org1") != std::string::npos);
+  CHECK(Share(u.Shares(), "t1").deserved.gpu >= 4);  // its scaled guarantee, plus idle GPUs
+  // Nothing over: no warning, guarantees as configured.
+  SchedConfig ok = Cfg("AccountName=a Guarantee=gres/gpu=6\nAccountName=b Guarantee=gres/gpu=6\n");
+  std::string a = "a";
+  QueueTable w;
+  w.Build(ok, Gpus(12), {{&a, {1, 0, 6}}});
+  CHECK(w.warnings().empty());
+  CHECK(Share(w.Shares(), "a").deserved.gpu == 6);
+}
+
+TEST_CASE("queues: node= counts the nodes of each job, only when some account sets it") {
+  SchedConfig c = Cfg("AccountName=a Limit=node=2\nAccountName=b\n");
+  QueueTable t;
+  ClusterSnapshot s = Gpus(16);
+  s.running.push_back(Run(1, "a", 4));  // one node
+  t.Build(c, s, {});
+  int qa = t.Find("a");
+  CHECK(t.OverLimit(qa, {1, 0, 0, 1}).empty());
+  CHECK(t.OverLimit(qa, {1, 0, 0, 2}) == kStr("AssocGrpNodeLimit"));
+  SchedConfig none = Cfg("AccountName=a Limit=gres/gpu=64\nAccountName=b\n");
+  QueueTable n;
+  n.Build(none, s, {});
+  CHECK(n.OverLimit(n.Find("a"), {1, 0, 0, 100}).empty());
+}
+
 TEST_CASE("queues: a victim's account must stay at or above its deserved share") {
   SchedConfig c = Cfg("AccountName=a Guarantee=gres/gpu=8\nAccountName=b Guarantee=gres/gpu=8\n");
   std::string a = "a", b = "b";

@@ -141,7 +141,7 @@ Result<bool> QueueScenarioLine(const std::vector<std::string>& w, Scenario& sc) 
 }
 
 bool QueueExpectHasNoJob(const std::string& kind) {
-  return kind == "queue" || kind == "evictions" || kind == "final_gpus";
+  return kind == "queue" || kind == "evictions" || kind == "final_gpus" || kind == "queue_warning";
 }
 
 std::string CheckQueueExpect(const Scenario& sc, const Expect& e, const CycleResult& first,
@@ -167,6 +167,15 @@ std::string CheckQueueExpect(const Scenario& sc, const Expect& e, const CycleRes
       if (std::to_string(have[k]) != v) return "expected " + e.args[i] + " (got:" + all + ")";
     }
     return "";
+  }
+  if (e.kind == "queue_warning") {  // expect queue_warning TEXT (words of one warning)
+    std::string want, all;
+    for (const auto& a : e.args) want += (want.empty() ? "" : " ") + a;
+    for (const auto& w : first.warnings) {
+      if (w.find(want) != std::string::npos) return "";
+      all += " [" + w + "]";
+    }
+    return "no warning with \"" + want + "\" (got:" + all + ")";
   }
   if (e.kind == "reclaim") {
     Expect p = e;

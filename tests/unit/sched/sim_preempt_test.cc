@@ -5,23 +5,14 @@
 #include "common/config_file.h"
 #include "ctld/sched/sched_config.h"
 #include "sim/engine.h"
+#include "tests/unit/sched/sim_fixtures.h"
 #include "sim/report.h"
 
 using namespace tessera;
 
 namespace {
 
-sched::ClusterSnapshot OneNode() {
-  sched::ClusterSnapshot c;
-  sched::NodeSnap n;
-  n.name = "n1";
-  n.cpus_total = n.cpus_free = 4;
-  n.mem_total = n.mem_free = 4000;
-  n.partitions = {"p"};
-  c.nodes = {n};
-  c.partitions = {{"p", true, 0, -1, -1, 1}};
-  return c;
-}
+sched::ClusterSnapshot OneNode() { return sched::testing::SimOneNode(); }
 
 sched::SchedConfig Conf(const std::string& low_mode, int grace) {
   std::string text = "PreemptType=preempt/qos\n"

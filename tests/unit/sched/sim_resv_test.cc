@@ -2,22 +2,13 @@
 #include <catch2/catch.hpp>
 
 #include "sim/engine.h"
+#include "tests/unit/sched/sim_fixtures.h"
 #include "sim/reservations.h"
 
 using namespace tessera;
 
 namespace {
-sched::ClusterSnapshot OneNode() {
-  sched::ClusterSnapshot c;
-  sched::NodeSnap n;
-  n.name = "n1";
-  n.cpus_total = n.cpus_free = 4;
-  n.mem_total = n.mem_free = 4000;
-  n.partitions = {"p"};
-  c.nodes = {n};
-  c.partitions = {{"p", true, 0, -1, -1, 1}};
-  return c;
-}
+sched::ClusterSnapshot OneNode() { return sched::testing::SimOneNode(); }
 sim::TraceJob Job(int64_t submit, int64_t runtime, uint32_t cpus) {
   sim::TraceJob j;
   j.submit = submit;

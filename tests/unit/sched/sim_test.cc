@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "sim/engine.h"
+#include "tests/unit/sched/sim_fixtures.h"
 #include "sim/report.h"
 #include "sim/trace.h"
 
@@ -17,18 +18,7 @@ std::string WriteTemp(const std::string& name, const std::string& text) {
   std::ofstream(p) << text;
   return p.string();
 }
-sched::ClusterSnapshot OneNode() {
-  sched::ClusterSnapshot c;
-  sched::NodeSnap n;
-  n.name = "n1";
-  n.cpus_total = n.cpus_free = 4;
-  n.mem_total = n.mem_free = 4000;
-  n.partitions = {"p"};
-  for (uint32_t i = 0; i < 2; ++i) n.gpus.push_back({i, "a100", true, true});
-  c.nodes = {n};
-  c.partitions = {{"p", true, 0, -1, -1, 1}};
-  return c;
-}
+sched::ClusterSnapshot OneNode() { return sched::testing::SimOneNode(2); }
 }  // namespace
 
 TEST_CASE("sim replays a CSV trace with exact start times and backfill") {
