@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "bridge"))
 
 from harness import BIN, Cluster, ensure_user, wait_for  # noqa: E402
+import k8s_harness  # noqa: E402
 from k8s_harness import ControlPlane  # noqa: E402
 from test_bridge import Bridge, node_ready  # noqa: E402
 
@@ -74,7 +75,7 @@ class PhaseWatch:
         self.seen = {}
         self.lock = threading.Lock()
         self.proc = subprocess.Popen(
-            [cp.bin + "/kubectl", f"--kubeconfig={cp.admin_kubeconfig}", "get", "pods", "-n", NS,
+            [k8s_harness.KUBECTL, f"--kubeconfig={cp.admin_kubeconfig}", "get", "pods", "-n", NS,
              "-w", "-o", "jsonpath={.metadata.name} {.status.phase}{\"\\n\"}"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         threading.Thread(target=self._read, daemon=True).start()

@@ -119,7 +119,7 @@ def node_ready(cp):
 
 
 def pod_manifest(name, script, ns="team-a", deadline=None, labels=None, annotations=None,
-                 group=None, gpus=0):
+                 group=None, gpus=0, cpu="1"):
     spec = {
         "restartPolicy": "Never", "automountServiceAccountToken": False,
         "nodeSelector": {"tessera.io/partition": "debug"},
@@ -127,7 +127,7 @@ def pod_manifest(name, script, ns="team-a", deadline=None, labels=None, annotati
                          "value": "tessera", "effect": "NoSchedule"}],
         "containers": [{"name": "main", "image": "host", "command": ["/bin/sh", "-c", script],
                         "env": [{"name": "GREETING", "value": "hello"}],
-                        "resources": {"requests": {"cpu": "1", "memory": "64Mi"}}}],
+                        "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}],
     }
     if deadline:
         spec["activeDeadlineSeconds"] = deadline
@@ -330,7 +330,9 @@ def group_pods(cp, names, script, **kw):
 def test_pod_group_of_4_starts_together_and_not_while_3_fit(env):
     """Kubernetes' own PodGroup (scheduling.k8s.io/v1beta1, gang minCount 4): while a plain
     Tessera job holds 1 of the 4 CPUs, none of the 4 pods starts; once it ends, all 4 start at
-    once in one gang job, and each pod ends with its own output."""
+    once in one gang job, and each pod ends with its own output. The pods ask for half a CPU,
+    so kube-scheduler binds all 4 to the node (allocatable 3 while the plain job runs) and the
+    decision is Tessera's: each task is a whole core, 4 do not fit in 3."""
     cluster, cp, _ = env
     work = cluster.user_dir(USER)
     blocker = cluster.submit(["-c1", "-o", "/dev/null", "--wrap", "sleep 300"], user=USER, cwd=work)
@@ -339,7 +341,7 @@ def test_pod_group_of_4_starts_together_and_not_while_3_fit(env):
                          "metadata": {"name": "train4", "namespace": "team-a"},
                          "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}}))
     names = [f"train4-{i}" for i in range(4)]
-    group_pods(cp, names, "sleep 3; echo member $KUBERNETES_POD_NAME", group="train4")
+    group_pods(cp, names, "sleep 3; echo member $KUBERNETES_POD_NAME", group="train4", cpu="500m")
     # Only 3 CPUs are free: nothing of the group may run; once the gang job is submitted, every
     # pod is Pending with Tessera's reason in its tessera.io/JobScheduled condition.
     def reasons():
