@@ -261,7 +261,14 @@ def test_ctld_restart_is_survived(env):
     assert p["status"]["phase"] == "Succeeded" and job_id(p) == jid, p["status"]
     assert cp.kubectl(["logs", "through", "-n", "team-a"]).stdout.strip() == "done"
     # The node is Ready again with Tessera's answer.
-    wait_for(lambda: node_ready(cp), timeout=60, interval=1, what="the node Ready after ctld's restart")
+    try:
+        # (noded re-registers with the new ctld on its own backoff; the bridge re-reads every 10 s)
+        wait_for(lambda: node_ready(cp), timeout=120, interval=1,
+                 what="the node Ready after ctld's restart")
+    except AssertionError:
+        n = cp.get_json("node", NODE)
+        raise AssertionError(f"node not Ready: {n['status']['conditions']} {n['spec'].get('taints')}\n"
+                             + cluster.run(["tinfo", "-N"]).stdout)
 
 
 def test_deleting_a_pod_cancels_its_job(env):
