@@ -27,6 +27,19 @@ tar -C "$WORK/root" -cf "$WORK/rootfs.tar" .
 chmod 755 "$WORK"
 chmod 644 "$WORK/rootfs.tar"
 HOME_DIR="$(getent passwd "$USER_NAME" | cut -d: -f6)"
-(cd / && runuser -u "$USER_NAME" -- env HOME="$HOME_DIR" podman import -q \
-  --change 'CMD ["/bin/sh"]' "$WORK/rootfs.tar" "$IMAGE" >/dev/null)
+as_user() { (cd / && runuser -u "$USER_NAME" -- env HOME="$HOME_DIR" "$@"); }
+import_image() {
+  as_user podman import -q --change 'CMD ["/bin/sh"]' "$WORK/rootfs.tar" "$IMAGE" 2>"$WORK/err" >/dev/null
+}
+if ! import_image; then
+  # A pause process recorded by an earlier boot (its pid file outlived it) stops every rootless
+  # podman command of the user with "invalid internal status": podman's own remedy, then again.
+  if grep -q "podman system migrate" "$WORK/err"; then
+    as_user podman system migrate >/dev/null 2>&1 || true
+    import_image || { cat "$WORK/err" >&2; exit 1; }
+  else
+    cat "$WORK/err" >&2
+    exit 1
+  fi
+fi
 echo "$IMAGE"

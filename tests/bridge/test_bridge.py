@@ -67,10 +67,16 @@ class Bridge:
             return "".join(f.readlines()[-n:])
 
 
+# Each node of the test cluster has one simulated GPU (no hardware is needed: stepd hands out
+# its UUID as on a real node).
+GRES = "".join(f"NodeName=it{i} Name=gpu Type=h100 Count=1 MemoryMiB=81920 Simulated=yes\n"
+               for i in (1, 2))
+
+
 @pytest.fixture(scope="module")
 def env():
     ensure_user(USER)
-    cluster = Cluster(nodes=2).start()
+    cluster = Cluster(nodes=2, node_extra="Gres=gpu:h100:1", gres=GRES).start()
     cp = bridge = None
     try:
         cp = ControlPlane(cluster.dir, K8S_BIN).start()
@@ -113,7 +119,7 @@ def node_ready(cp):
 
 
 def pod_manifest(name, script, ns="team-a", deadline=None, labels=None, annotations=None,
-                 group=None):
+                 group=None, gpus=0, cpu="1"):
     spec = {
         "restartPolicy": "Never", "automountServiceAccountToken": False,
         "nodeSelector": {"tessera.io/partition": "debug"},
@@ -121,10 +127,12 @@ def pod_manifest(name, script, ns="team-a", deadline=None, labels=None, annotati
                          "value": "tessera", "effect": "NoSchedule"}],
         "containers": [{"name": "main", "image": "host", "command": ["/bin/sh", "-c", script],
                         "env": [{"name": "GREETING", "value": "hello"}],
-                        "resources": {"requests": {"cpu": "1", "memory": "64Mi"}}}],
+                        "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}],
     }
     if deadline:
         spec["activeDeadlineSeconds"] = deadline
+    if gpus:  # an extended resource: its limit is its request
+        spec["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": str(gpus)}
     if group:  # Kubernetes' own PodGroup (GenericWorkload)
         spec["schedulingGroup"] = {"podGroupName": group}
     meta = {"name": name, "namespace": ns, "labels": labels or {}, "annotations": annotations or {}}
@@ -159,8 +167,8 @@ def test_virtual_node_has_partition_capacity_taint_and_lease(env):
     n = cp.get_json("node", NODE)
     cap, alloc = n["status"]["capacity"], n["status"]["allocatable"]
     # The harness partition: two nodes of 2 CPUs and 2048 MiB each.
-    assert cap["cpu"] == "4" and cap["memory"] == "4Gi", cap
-    assert alloc["cpu"] == "4", alloc
+    assert cap["cpu"] == "4" and cap["memory"] == "4Gi" and cap["nvidia.com/gpu"] == "2", cap
+    assert alloc["cpu"] == "4" and alloc["nvidia.com/gpu"] == "2", alloc
     assert {"key": "virtual-kubelet.io/provider", "value": "tessera", "effect": "NoSchedule"} in \
         n["spec"]["taints"]
     ready = [c for c in n["status"]["conditions"] if c["type"] == "Ready"][0]
@@ -169,6 +177,10 @@ def test_virtual_node_has_partition_capacity_taint_and_lease(env):
                                                               "PIDPressure"}
     lease = cp.get_json("lease", NODE, "-n", "kube-node-lease")
     assert lease["spec"]["holderIdentity"] == NODE
+    # The lease is renewed (the library renews it every quarter of its duration).
+    first = lease["spec"]["renewTime"]
+    wait_for(lambda: cp.get_json("lease", NODE, "-n", "kube-node-lease")["spec"]["renewTime"] != first,
+             timeout=60, interval=1, what="the node lease to be renewed")
 
 
 def test_pod_succeeds_with_exit_code_and_logs(env):
@@ -204,6 +216,59 @@ def test_logs_tail(env):
     wait_phase(cp, "lines", ("Succeeded",))
     logs = cp.kubectl(["logs", "lines", "-n", "team-a", "--tail=2"]).stdout
     assert logs.split() == ["line4", "line5"], logs
+
+
+def test_logs_follow_streams_until_the_job_ends(env):
+    cluster, cp, _ = env
+    cp.apply(pod_manifest("ticker", "for i in 1 2 3 4 5 6; do echo tick$i; sleep 1; done"))
+    wait_phase(cp, "ticker", ("Running",))
+    # -f while the job runs (6 s): kubectl returns once the job has ended, with every line
+    # (without following, it would stop at the lines written so far).
+    r = cp.kubectl(["logs", "-f", "ticker", "-n", "team-a"], timeout=90)
+    assert r.stdout.split() == [f"tick{i}" for i in range(1, 7)], r.stdout
+
+
+def test_gpu_pod_sees_its_gpu(env):
+    cluster, cp, _ = env
+    cp.apply(pod_manifest("gpu", 'echo "cvd=$CUDA_VISIBLE_DEVICES"', gpus=1))
+    p = wait_phase(cp, "gpu", ("Succeeded", "Failed"))
+    assert p["status"]["phase"] == "Succeeded", p["status"]
+    out = cp.kubectl(["logs", "gpu", "-n", "team-a"]).stdout.strip()
+    assert re.fullmatch(r"cvd=GPU-[0-9a-f-]+", out), out
+    tres = cluster.run(["tacct", "-n", "-X", "-P", "-j", str(job_id(p)), "-o", "AllocTRES"]).stdout
+    assert "gres/gpu=1" in tres, tres
+
+
+def test_job_cancelled_in_tessera_ends_its_pod(env):
+    cluster, cp, _ = env
+    cp.apply(pod_manifest("cancelled", "sleep 300"))
+    p = wait_phase(cp, "cancelled", ("Running",))
+    jid = job_id(p)
+    cluster.run(["tcancel", str(jid)])
+    p = wait_phase(cp, "cancelled", ("Succeeded", "Failed"), timeout=60)
+    assert p["status"]["phase"] == "Failed" and p["status"]["reason"] == "CANCELLED", p["status"]
+
+
+def test_ctld_restart_is_survived(env):
+    cluster, cp, bridge = env
+    cp.apply(pod_manifest("through", "sleep 10; echo done"))
+    p = wait_phase(cp, "through", ("Running",))
+    jid = job_id(p)
+    cluster.kill("ctld")
+    time.sleep(2)
+    cluster.start_ctld()
+    p = wait_phase(cp, "through", ("Succeeded", "Failed"), timeout=120)
+    assert p["status"]["phase"] == "Succeeded" and job_id(p) == jid, p["status"]
+    assert cp.kubectl(["logs", "through", "-n", "team-a"]).stdout.strip() == "done"
+    # The node is Ready again with Tessera's answer.
+    try:
+        # (noded re-registers with the new ctld on its own backoff; the bridge re-reads every 10 s)
+        wait_for(lambda: node_ready(cp), timeout=120, interval=1,
+                 what="the node Ready after ctld's restart")
+    except AssertionError:
+        n = cp.get_json("node", NODE)
+        raise AssertionError(f"node not Ready: {n['status']['conditions']} {n['spec'].get('taints')}\n"
+                             + cluster.run(["tinfo", "-N"]).stdout)
 
 
 def test_deleting_a_pod_cancels_its_job(env):
@@ -272,7 +337,9 @@ def group_pods(cp, names, script, **kw):
 def test_pod_group_of_4_starts_together_and_not_while_3_fit(env):
     """Kubernetes' own PodGroup (scheduling.k8s.io/v1beta1, gang minCount 4): while a plain
     Tessera job holds 1 of the 4 CPUs, none of the 4 pods starts; once it ends, all 4 start at
-    once in one gang job, and each pod ends with its own output."""
+    once in one gang job, and each pod ends with its own output. The pods ask for half a CPU,
+    so kube-scheduler binds all 4 to the node (allocatable 3 while the plain job runs) and the
+    decision is Tessera's: each task is a whole core, 4 do not fit in 3."""
     cluster, cp, _ = env
     work = cluster.user_dir(USER)
     blocker = cluster.submit(["-c1", "-o", "/dev/null", "--wrap", "sleep 300"], user=USER, cwd=work)
@@ -281,12 +348,22 @@ def test_pod_group_of_4_starts_together_and_not_while_3_fit(env):
                          "metadata": {"name": "train4", "namespace": "team-a"},
                          "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}}}))
     names = [f"train4-{i}" for i in range(4)]
-    group_pods(cp, names, "sleep 3; echo member $KUBERNETES_POD_NAME", group="train4")
-    # Only 3 CPUs are free: nothing of the group may run.
-    end = time.time() + 12
+    group_pods(cp, names, "sleep 3; echo member $KUBERNETES_POD_NAME", group="train4", cpu="500m")
+    # Only 3 CPUs are free: nothing of the group may run; once the gang job is submitted, every
+    # pod is Pending with Tessera's reason in its tessera.io/JobScheduled condition.
+    def reasons():
+        out = []
+        for n in names:
+            st = (pod(cp, n) or {}).get("status", {})
+            assert st.get("phase") not in ("Running", "Succeeded"), st
+            out += [c.get("reason") for c in st.get("conditions", [])
+                    if c["type"] == "tessera.io/JobScheduled"]
+        return out
+    wait_for(lambda: reasons() == ["Resources"] * 4, timeout=40, interval=0.5,
+             what="every pod of the group Pending with Tessera's reason Resources")
+    end = time.time() + 8
     while time.time() < end:
-        phases = [(pod(cp, n) or {}).get("status", {}).get("phase") for n in names]
-        assert "Running" not in phases and "Succeeded" not in phases, phases
+        assert reasons() == ["Resources"] * 4
         time.sleep(0.5)
     cluster.run(["tcancel", str(blocker)])
     jobs = set()

@@ -84,21 +84,22 @@ def test_only_root_sets_pod_uids(cluster, tmp_path):
                             f"--grpc_python_out={tmp_path}", f"{proto_dir}/tessera/v1/{f}.proto"]) == 0
     sys.path.insert(0, str(tmp_path))
     from tessera.v1 import controller_pb2, controller_pb2_grpc, types_pb2
-    cred = subprocess.run(["runuser", "-u", USER, "--", "munge", "-S", cluster.munge_socket, "-n"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    def cred():  # one credential per call: ctld refuses a replayed one
+        return subprocess.run(["runuser", "-u", USER, "--", "munge", "-S", cluster.munge_socket, "-n"],
+                              capture_output=True, text=True, check=True).stdout.strip()
     stub = controller_pb2_grpc.ControllerStub(grpc.insecure_channel(f"127.0.0.1:{cluster.ctld_port}"))
     spec = types_pb2.JobSpec(name="claim", argv=["/bin/true"], workdir="/tmp",
                              k8s_pod_uids=["6f1c2d3e-aaaa-4bbb-8ccc-123456789abc"])
     spec.task_groups.add(name="main", count=1).per_task.cpus = 1
     with pytest.raises(grpc.RpcError) as e:
         stub.SubmitJob(controller_pb2.SubmitJobRequest(spec=spec),
-                       metadata=[("x-tessera-munge", cred)], timeout=30)
+                       metadata=[("x-tessera-munge", cred())], timeout=30)
     assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED, e.value
     assert "k8s_pod_uids" in e.value.details()
     # The same job without the field is the user's to submit.
     del spec.k8s_pod_uids[:]
     r = stub.SubmitJob(controller_pb2.SubmitJobRequest(spec=spec),
-                       metadata=[("x-tessera-munge", cred)], timeout=30)
+                       metadata=[("x-tessera-munge", cred())], timeout=30)
     assert r.job_id > 0
 
 

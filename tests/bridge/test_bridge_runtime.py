@@ -178,6 +178,9 @@ def container(name, script, image="host"):
          "resources": {"requests": {"cpu": "500m", "memory": "32Mi"}}}
     if image != "host":
         c["imagePullPolicy"] = "Never"
+        # podman itself (conmon, the runtime) runs inside the job's memory limit: 32 MiB is too
+        # little (the job ends OUT_OF_MEMORY as podman starts).
+        c["resources"]["requests"]["memory"] = "256Mi"
     return c
 
 
@@ -231,13 +234,21 @@ def test_k8s_podman_pod_runs_its_image(kenv, image):
     _, cp, _ = kenv
     cp.apply(manifest("oci", "team-p",
                       [container("main", 'echo "uid=$(id -u) $GREETING"; ls /bin/busybox; '
-                                 "sleep 8; exit 4", image=image)]))
+                                 "sleep 20; exit 4", image=image)]))
     p = wait_phase(cp, "oci", "team-p", ("Running", "Succeeded", "Failed"))
-    if p["status"]["phase"] == "Running":
-        r = wait_for(lambda: (lambda r: r if r.returncode == 0 else None)(
-            cp.kubectl(["exec", "oci", "-n", "team-p", "--", "cat", "/etc/hostname"], check=False)),
-            timeout=30, interval=0.5, what="exec into the podman container")
-        assert r.stdout.strip(), r
+    assert p["status"]["phase"] == "Running", p["status"]
+    tries = []
+
+    def exec_once():
+        r = cp.kubectl(["exec", "oci", "-n", "team-p", "--", "cat", "/etc/hostname"], check=False)
+        tries.append((r.returncode, r.stderr.strip()[-300:]))
+        return r if r.returncode == 0 else None
+    try:
+        r = wait_for(exec_once, timeout=30, interval=0.5, what="exec into the podman container")
+    except AssertionError:
+        st = cp.get_json("pod", "oci", "-n", "team-p")["status"]
+        raise AssertionError(f"kubectl exec never succeeded; tries: {tries[:3]} {tries[-2:]}; {st}")
+    assert r.stdout.strip(), r
     p = wait_phase(cp, "oci", "team-p", ("Succeeded", "Failed"))
     assert p["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 4, p["status"]
     uid = int(subprocess.run(["id", "-u", USER], capture_output=True, text=True).stdout)

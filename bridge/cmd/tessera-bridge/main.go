@@ -48,6 +48,8 @@ type flags struct {
 	trun, tesseraConf, podman, podmanRuntime                          string
 	maxPods                                                           int64
 	poll                                                              time.Duration
+	kubeQPS                                                           float64
+	kubeBurst                                                         int
 }
 
 func parseFlags() flags {
@@ -68,6 +70,10 @@ func parseFlags() flags {
 	flag.StringVar(&f.podman, "podman", "podman", "podman on the nodes (namespaces mapped to runtime: podman)")
 	flag.StringVar(&f.podmanRuntime, "podman-runtime", "", "OCI runtime podman uses on the nodes (its --runtime; empty = podman's default)")
 	flag.Int64Var(&f.maxPods, "max-pods", 1000, "pods capacity of each virtual node")
+	// client-go's defaults (5/s, bursts of 10) would queue a pod group's status updates for
+	// minutes; a kubelet's are 50 and 100.
+	flag.Float64Var(&f.kubeQPS, "kube-api-qps", 50, "requests per second to the apiserver")
+	flag.IntVar(&f.kubeBurst, "kube-api-burst", 100, "bursts of requests to the apiserver")
 	flag.DurationVar(&f.poll, "poll", 5*time.Second, "how often every followed job is re-read from tessera-ctld "+
 		"(changes are followed as they happen through WatchJobs; this catches pending reasons, which have no event)")
 	flag.StringVar(&f.trun, "trun", "trun", "trun on the Tessera nodes: a pod group's gang job runs its pods through it")
@@ -111,7 +117,7 @@ func run(f flags) error {
 	if err != nil {
 		return err
 	}
-	client, dyn, err := kubeClient(f.kubeconfig)
+	client, dyn, err := kubeClient(f.kubeconfig, f.kubeQPS, f.kubeBurst)
 	// nodeutil.NewNode builds a default client from $KUBECONFIG before taking ours: point it at
 	// the same file so it does not warn about a missing in-cluster configuration.
 	os.Setenv("KUBECONFIG", f.kubeconfig)
@@ -183,7 +189,7 @@ func exportedPartitions(ctx context.Context, api pb.ControllerClient, want strin
 }
 
 // kubeClient: the typed client, and the dynamic one that reads PodGroup objects.
-func kubeClient(path string) (kubernetes.Interface, dynamic.Interface, error) {
+func kubeClient(path string, qps float64, burst int) (kubernetes.Interface, dynamic.Interface, error) {
 	if path == "" {
 		return nil, nil, errors.New("--kubeconfig (or KUBECONFIG) is required")
 	}
@@ -191,6 +197,7 @@ func kubeClient(path string) (kubernetes.Interface, dynamic.Interface, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubeconfig %s: %w", path, err)
 	}
+	cfg.QPS, cfg.Burst = float32(qps), burst
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, err

@@ -285,34 +285,30 @@ func (g *gangs) forget(k string, m *gangMember) {
 }
 
 // run retries waiting groups (a PodGroup object created after its pods) and reports members
-// whose task ended while their gang runs on (their exit files), every `every`, until ctx ends.
-func (g *gangs) run(ctx context.Context, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+// whose task ended while their gang runs on (their exit files), every `period`, until ctx ends.
+func (g *gangs) run(ctx context.Context, period time.Duration) {
+	every(ctx, period, func() { g.tick(ctx) })
+}
+
+// tick is one round of run.
+func (g *gangs) tick(ctx context.Context) {
+	p := g.p
+	p.mu.Lock()
+	var retry []podgroup.Ref
+	for ref, grp := range g.groups {
+		if grp.jobID == 0 && len(grp.waiting) > 0 {
+			retry = append(retry, ref)
 		}
-		p := g.p
-		p.mu.Lock()
-		var retry []podgroup.Ref
-		for ref, grp := range g.groups {
-			if grp.jobID == 0 && len(grp.waiting) > 0 {
-				retry = append(retry, ref)
-			}
+	}
+	var us []update
+	for _, t := range p.pods {
+		if m := t.member; m != nil && m.job != nil && !t.ended && m.job.GetState() != pb.JobState_PENDING {
+			us = p.observe(t, m.job, us)
 		}
-		var us []update
-		for _, t := range p.pods {
-			if m := t.member; m != nil && m.job != nil && !t.ended && m.job.GetState() != pb.JobState_PENDING {
-				us = p.observe(t, m.job, us)
-			}
-		}
-		p.mu.Unlock()
-		send(us)
-		for _, ref := range retry {
-			g.maybeStart(ctx, ref)
-		}
+	}
+	p.mu.Unlock()
+	send(us)
+	for _, ref := range retry {
+		g.maybeStart(ctx, ref)
 	}
 }

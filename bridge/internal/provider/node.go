@@ -52,16 +52,9 @@ func (s *NodeStatus) NotifyNodeStatus(_ context.Context, cb func(*corev1.Node)) 
 	s.cb = cb
 }
 
-// Run refreshes capacity and conditions every `every` until ctx ends.
-func (s *NodeStatus) Run(ctx context.Context, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+// Run refreshes capacity and conditions every `period` until ctx ends.
+func (s *NodeStatus) Run(ctx context.Context, period time.Duration) {
+	every(ctx, period, func() {
 		if changed := s.refresh(ctx); changed {
 			s.mu.Lock()
 			cb, n := s.cb, s.node.DeepCopy()
@@ -70,7 +63,7 @@ func (s *NodeStatus) Run(ctx context.Context, every time.Duration) {
 				cb(n)
 			}
 		}
-	}
+	})
 }
 
 // refresh reads nodes and running jobs from ctld; tells whether the status changed.

@@ -158,17 +158,10 @@ func (p *Pods) readDirty(ctx context.Context, dirty <-chan uint64) {
 	}
 }
 
-func (p *Pods) resync(ctx context.Context, every time.Duration) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+func (p *Pods) resync(ctx context.Context, period time.Duration) {
+	every(ctx, period, func() {
 		if err := p.refresh(ctx); err != nil && ctx.Err() == nil {
 			log.G(ctx).Warnf("re-reading jobs: %v", err)
 		}
-	}
+	})
 }

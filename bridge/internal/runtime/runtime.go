@@ -213,8 +213,8 @@ func container(w func(string, ...any), p Pod, cfg Config, fn string, c Container
 		if pull == "" {
 			pull = "missing"
 		}
-		args := append(qs(podmanBase(cfg)), "run", "--rm",
-			"--replace", `--name "tessera-$SLURM_JOB_ID-"`+q(c.Name), "--network=host",
+		name := `"tessera-$SLURM_JOB_ID-"` + q(c.Name)
+		args := append(qs(podmanBase(cfg)), "run", "--rm", "--name", name, "--network=host",
 			"--userns=keep-id", "--pull="+q(pull), "$_cg", "-v", q(p.Workdir+":"+p.Workdir),
 			"-w", q(wd))
 		for _, e := range c.Env {
@@ -231,6 +231,10 @@ func container(w func(string, ...any), p Pod, cfg Config, fn string, c Container
 		args = append(args, q(c.Image))
 		args = append(args, qs(c.Args)...)
 		w("  cd %s || exit 127", q(p.Workdir))
+		// A container of the same name left by an earlier job of this id (a test cluster's ids
+		// start at 1 again) goes first, silently: `run --replace` would print its name into
+		// the container's log.
+		w("  %s rm -f --ignore %s >/dev/null 2>&1", join(qs(podmanBase(cfg))), name)
 		if len(env) > 0 {
 			w("  exec env -- %s %s", join(env), join(args))
 		} else {

@@ -153,7 +153,8 @@ func TestPodmanScriptRunsTheImageAsTheUserInTheJob(t *testing.T) {
 	}
 	for _, want := range []string{
 		`exec env -- 'X=secret'\''value' '/usr/bin/podman' '--runtime' 'runc' '--cgroup-manager=cgroupfs'`,
-		`run --rm --replace --name "tessera-$SLURM_JOB_ID-"'main' --network=host --userns=keep-id --pull='never' $_cg -v '/home/al:/home/al' -w '/home/al' --env 'X' --env CUDA_VISIBLE_DEVICES --env NVIDIA_VISIBLE_DEVICES $_devs --entrypoint '["/bin/sh","-c"]' 'localhost/tool:1' 'echo $X'`,
+		`'--events-backend=file' rm -f --ignore "tessera-$SLURM_JOB_ID-"'main' >/dev/null 2>&1`,
+		`run --rm --name "tessera-$SLURM_JOB_ID-"'main' --network=host --userns=keep-id --pull='never' $_cg -v '/home/al:/home/al' -w '/home/al' --env 'X' --env CUDA_VISIBLE_DEVICES --env NVIDIA_VISIBLE_DEVICES $_devs --entrypoint '["/bin/sh","-c"]' 'localhost/tool:1' 'echo $X'`,
 		`--pull='missing' $_cg -v '/home/al:/home/al' -w '/home/al' 'localhost/tool:1'`,
 		`d='/home/al/out/k8s-ns-pod-'"$SLURM_JOB_ID".d`,
 	} {
