@@ -7,6 +7,7 @@
 //               [--topology FILE --topology-plugin topology/tree|block | --gen-topology SPEC]
 //               [--topology-mode required|preferred] [--compare topo-aware,topo-blind]
 //               [--reservations FILE]   (issue 17 §1: sim/reservations.h)
+//               [--worst N]   (issue 17 §2: the N longest waits per configuration)
 //   tessera-sim --openb-nodes openb_node_list_gpu_node.csv --emit-conf out.conf
 #include <cmath>
 #include <cstdlib>
@@ -44,6 +45,7 @@ int Usage() {
                "          --gen-topology fat-tree:L,S|block:B] [--topology-mode required|preferred]\n"
                "         [--compare topo-aware,topo-blind]\n"
                "         [--accounts group|user|user-mod:N|qos] [--share-table SECONDS]\n"
+               "         [--worst N]\n"
                "         [--reservations FILE]  (scontrol create lines; StartTime=+SECONDS)\n"
                "       tessera-sim --openb-nodes NODES.csv --emit-conf OUT.conf\n";
   return 2;
@@ -106,6 +108,10 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string>& a = *args;
   if (a.count("share-table") && !(Number(a["share-table"]) >= 1)) {
     std::cerr << "tessera-sim: --share-table must be a number of seconds >= 1\n";
+    return 2;
+  }
+  if (a.count("worst") && !(Number(a["worst"]) >= 1 && Number(a["worst"]) == std::floor(Number(a["worst"])))) {
+    std::cerr << "tessera-sim: --worst must be a whole number >= 1\n";
     return 2;
   }
   if (a.count("openb-nodes")) {
@@ -197,6 +203,10 @@ int main(int argc, char** argv) {
     for (const auto& r : runs)
       sim::PrintShareTable(std::cout, r.label,
                            sim::ComputeShareTable(r, static_cast<int64_t>(Number(a["share-table"]))));
+  if (a.count("worst")) {  // issue 17 §2: which jobs bear the maximum wait
+    double w = Number(a["worst"]);
+    for (const auto& r : runs) sim::PrintWorstWaits(std::cout, r, static_cast<size_t>(w));
+  }
   if (a.count("json")) {
     std::ofstream out(a["json"]);
     sim::PrintJson(out, metrics);

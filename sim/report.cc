@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
 
 namespace tessera::sim {
@@ -178,6 +179,30 @@ void PrintSvg(std::ostream& out, const std::vector<SimRun>& runs) {
     }
   }
   out << "</svg>\n";
+}
+
+void PrintWorstWaits(std::ostream& out, const SimRun& run, size_t n) {
+  std::vector<const SimJob*> started;
+  for (const auto& j : run.jobs)
+    if (j.start >= 0) started.push_back(&j);
+  auto wait = [](const SimJob* j) { return j->start - j->trace.submit; };
+  n = std::min(n, started.size());
+  std::partial_sort(started.begin(), started.begin() + static_cast<std::ptrdiff_t>(n), started.end(),
+                    [&](const SimJob* a, const SimJob* b) {
+                      return wait(a) != wait(b) ? wait(a) > wait(b) : a->trace.id < b->trace.id;
+                    });
+  out << "\nlongest waits: " << run.label << "\n"
+      << "  trace_id     submit_s       wait_s      run_s    limit_s  gpus  cpus nodes account\n";
+  for (size_t i = 0; i < n; ++i) {
+    const SimJob& j = *started[i];
+    char line[160];
+    std::snprintf(line, sizeof line, "  %8llu %12lld %12lld %10lld %10lld %5u %5u %5u ",
+                  static_cast<unsigned long long>(j.trace.id), static_cast<long long>(j.trace.submit),
+                  static_cast<long long>(wait(&j)), static_cast<long long>(j.end - j.start),
+                  static_cast<long long>(j.snap.time_limit), j.trace.gpus, j.trace.cpus,
+                  std::max<uint32_t>(1, j.trace.nodes));
+    out << line << (j.trace.account.empty() ? "-" : j.trace.account) << "\n";
+  }
 }
 
 }  // namespace tessera::sim

@@ -39,5 +39,8 @@ void PrintTable(std::ostream& out, const std::vector<Metrics>& runs);
 void PrintJson(std::ostream& out, const std::vector<Metrics>& runs);
 // Utilization (GPU, or CPU when there are no GPUs) and queue length over time, one panel per run.
 void PrintSvg(std::ostream& out, const std::vector<SimRun>& runs);
+// `--worst N` (issue 17 §2): the run's N started jobs with the longest waits, longest first
+// (trace id, submit, wait, run time, time limit, GPUs, CPUs, nodes, account): who bears the max.
+void PrintWorstWaits(std::ostream& out, const SimRun& run, size_t n);
 
 }  // namespace tessera::sim

@@ -163,17 +163,19 @@ std::string WeightValue(const pb::PriorityWeights& w, char c) {
 }
 
 std::string DefaultFormat(bool lng, bool norm, bool user, const pb::PriorityWeights& w) {
-  std::string limit = w.time_limit() ? (norm ? " %10l" : " %.10L") : "";
+  // -n: right-justified like the weighted columns, so each header ends where its values end
+  // (issue 17: left-justified headers ended before their 9-character values).
+  std::string limit = w.time_limit() ? (norm ? " %.10l" : " %.10L") : "";
   if (lng)
-    return norm ? "%.15i %9r %.8u %.8o %10y %10a %10b %10f %10j %10p %10n %10q" + limit + " %20t"
+    return norm ? "%.15i %9r %.8u %.8o %.10y %.10a %.10b %.10f %.10j %.10p %.10n %.10q" + limit + " %.20t"
                 : "%.15i %9r %.8u %.8o %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10n %.10Q" +
                       limit + " %.11N %.20T";
   std::string f = "%.15i %9r";
   if (user) f += " %.8u";
-  f += norm ? " %10y" : " %.10Y %.10S";
+  f += norm ? " %.10y" : " %.10Y %.10S";
   auto add = [&](uint32_t weight, char c) {
     if (!weight) return;
-    f += norm ? std::string(" %10") + c : std::string(" %.10") + char(std::toupper(c));
+    f += norm ? std::string(" %.10") + c : std::string(" %.10") + char(std::toupper(c));
   };
   add(w.age(), 'a');
   add(w.fairshare(), 'f');

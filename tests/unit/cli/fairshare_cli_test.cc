@@ -1,6 +1,8 @@
 // tshare (sshare) and tprio (sprio) output against Slurm's layouts (issue 16 §3).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -105,4 +107,49 @@ TEST_CASE("tprio: sprio's default columns (non-zero weights), -w, -n, -j") {
   none.ctld.GetPriorities_result = p;
   REQUIRE(none.Run(RunTprio, {"-j", "99"}) == 0);
   CHECK(none.out.find("Unable to find jobs matching user/id(s) specified") != std::string::npos);
+}
+
+// Each header word ends where its column's numbers end (cutting rows at the header's word ends,
+// as tests/integration/test_policy.py does, gives whole values). PARTITION is left-justified
+// text in sprio's layout, so only numbers are checked.
+void CheckHeaderEndsMatch(const std::string& out) {
+  auto nl = out.find('\n');
+  std::string head = out.substr(0, nl), row = out.substr(nl + 1);
+  row = row.substr(0, row.find('\n'));
+  auto ends = [](const std::string& l) {
+    std::vector<size_t> e;
+    for (size_t i = 0; i < l.size(); ++i)
+      if (l[i] != ' ' && (i + 1 == l.size() || l[i + 1] == ' ')) e.push_back(i + 1);
+    return e;
+  };
+  for (size_t e : ends(row)) {
+    if (!std::isdigit(static_cast<unsigned char>(row[e - 1]))) continue;
+    INFO(head << "\n" << row << "\nvalue ending at column " << e);
+    auto h = ends(head);
+    CHECK(std::find(h.begin(), h.end(), e) != h.end());
+  }
+}
+
+TEST_CASE("tprio -n: the header is as wide as the normalized values (issue 17)") {
+  pb::GetPrioritiesResponse p;
+  p.mutable_weights()->set_age(7000);
+  p.mutable_weights()->set_time_limit(4000);
+  auto* j = p.add_jobs();
+  j->set_job_id(12);
+  j->set_partition("batch");
+  j->set_user("alice");
+  j->set_priority(5500);
+  j->set_age(3500);
+  j->set_time_limit_factor(2000);
+  CommandRun n;
+  n.ctld.GetPriorities_result = p;
+  REQUIRE(n.Run(RunTprio, {"-n"}) == 0);
+  CHECK(n.out ==
+        "          JOBID PARTITION   PRIORITY        AGE  TIMELIMIT\n"
+        "             12 batch      0.5000000  0.5000000  0.5000000\n");
+  CheckHeaderEndsMatch(n.out);
+  CommandRun l;
+  l.ctld.GetPriorities_result = p;
+  REQUIRE(l.Run(RunTprio, {"-n", "-l"}) == 0);
+  CheckHeaderEndsMatch(l.out);
 }

@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "sim/engine.h"
 #include "tests/unit/sched/sim_fixtures.h"
@@ -60,4 +62,29 @@ TEST_CASE("sim trace readers name the bad line") {
   CHECK(s.status().message().find("tessera_sim_bad.swf:3") != std::string::npos);
   fs::remove(csv);
   fs::remove(swf);
+}
+
+TEST_CASE("sim --worst: the longest waits first, with the job's size and limit (issue 17)") {
+  std::string path = WriteTemp("tessera_sim_worst.csv",
+                               "submit,runtime,req_time,gpus,cpus,mem_mib,nodes,user,account,partition,qos\n"
+                               "0,100,100,2,1,0,1,a,x,,\n"    // both GPUs until 100
+                               "10,50,50,2,1,0,1,b,y,,\n"     // waits 90 (starts at 100)
+                               "20,30,30,1,1,0,1,c,x,,\n");   // waits 130 (starts at 150)
+  auto trace = sim::ReadCsv(path);
+  REQUIRE(trace.ok());
+  auto run = sim::Simulate(OneNode(), "p", sched::SchedConfig{}, *trace, "default");
+  REQUIRE(run.error.empty());
+  REQUIRE(run.jobs[2].start == 150);
+  std::ostringstream out;
+  sim::PrintWorstWaits(out, run, 2);
+  CHECK(out.str() ==
+        "\nlongest waits: default\n"
+        "  trace_id     submit_s       wait_s      run_s    limit_s  gpus  cpus nodes account\n"
+        "         3           20          130         30         30     1     1     1 x\n"
+        "         2           10           90         50         50     2     1     1 y\n");
+  std::ostringstream all;  // N larger than the run: every started job, once
+  sim::PrintWorstWaits(all, run, 10);
+  std::string text = all.str();
+  CHECK(std::count(text.begin(), text.end(), '\n') == 3 + 3);  // blank, title, header, rows
+  fs::remove(path);
 }
