@@ -134,7 +134,7 @@ struct Collected {
     if (m.has_data()) {
       (m.data().stream() == 2 ? err : out)[m.data().rank()] += m.data().data();
       order.push_back("d" + std::to_string(m.data().rank()));
-    } else {
+    } else if (m.has_exit()) {  // (a usage message ends the stream too: not an exit)
       exits[m.exit().rank()] = m.exit();
       order.push_back("x" + std::to_string(m.exit().rank()));
     }
