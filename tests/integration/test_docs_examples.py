@@ -43,6 +43,10 @@ class DevCluster(Cluster):
             text = f.read().replace("@RUN@", self.dir)
         text = re.sub(r"(?m)^SlurmctldPort=\d+", f"SlurmctldPort={self.ctld_port}", text)
         text = re.sub(r"(?m)^AuthInfo=.*", f"AuthInfo=socket={self.munge_socket}", text)
+        # No Prometheus endpoints: their fixed ports are the dev cluster's (and a node's range
+        # would not fit the one-line-per-node split below).
+        text = re.sub(r"(?m)^Metrics(Port|Address)=.*\n", "", text)
+        text = re.sub(r" MetricsPort=[\d-]+", "", text)
         out = []
         for line in text.splitlines():  # free ports are not a range: one line per node
             m = re.match(r"NodeName=tn\[(\d)-(\d)\] (.*?)Port=\d+-\d+(.*)", line)
