@@ -675,12 +675,16 @@ void Controller::RunCycle() {
     Log("scheduling cycle failed: " + result.status.message());
     logged_cycle_error_ = true;
   }
+  // A cycle that started, preempted or re-laid anything leaves figures of the cycle (tshare
+  // --queues) one step behind: the next timer cycle runs even with nothing pending (Tick).
+  last_cycle_acted_ = !result.preemptions.empty() || !result.mig_reconfigs.empty();
   for (const auto& d : result.decisions) {
     if (d.kind == sched::Decision::Kind::kPending) {
       jobs_.SetReason(d.job_id, d.reason, d.expected_start, d.reserved_nodes);
       continue;
     }
     StartJob(d.job_id, d.placement);
+    last_cycle_acted_ = true;
   }
   ApplyMigReconfigs(result.mig_reconfigs);
   ApplyPreemptions(result.preemptions);  // issue 16 §4 (preemption.cc)
@@ -725,7 +729,7 @@ void Controller::Tick() {
         pending = true;
         break;
       }
-    if (pending) RequestSchedule();
+    if (pending || last_cycle_acted_) RequestSchedule();
   }
   tick_timer_.expires_after(std::chrono::seconds(1));
   tick_timer_.async_wait([this](const boost::system::error_code& ec) {

@@ -354,6 +354,7 @@ class Controller {
   int64_t last_timer_cycle_ = 0;
   int64_t last_cycle_end_us_ = 0;
   std::vector<sched::QueueShare> queue_shares_;  // issue 16 §2 (h16q): the last cycle's
+  bool last_cycle_acted_ = false;  // the last cycle started or preempted jobs (Tick)
   std::vector<std::string> cycle_warnings_;  // issue 16 §2 (h16): logged when they change
   bool logged_cycle_error_ = false;
   boost::asio::steady_timer cycle_timer_;
