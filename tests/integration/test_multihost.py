@@ -298,13 +298,16 @@ def test_controller_restart_keeps_state_and_serves_again(site):
     site.host("login").run(f"tcancel {before}", user=USER)
 
 
-def test_purge_leaves_nothing(site):
+def purge_and_check_nothing_left(site, pkgdirs):
+    """Ends the hosts, purges the packages; asserts nothing the packages in `pkgdirs` hold, or
+    that they created, is left (test_upgrade.py: the old and the new version's)."""
     files = []
-    for deb in glob.glob(os.path.join(site.pkgdir, "tessera-*.deb")):
-        for line in sh(["dpkg-deb", "-c", deb]).stdout.splitlines():
-            path = line.split()[5].lstrip(".")
-            if path and not line.startswith("d"):
-                files.append(path.split(" -> ")[0])
+    for pkgdir in pkgdirs:
+        for deb in glob.glob(os.path.join(pkgdir, "tessera-*.deb")):
+            for line in sh(["dpkg-deb", "-c", deb]).stdout.splitlines():
+                path = line.split()[5].lstrip(".")
+                if path and not line.startswith("d"):
+                    files.append(path.split(" -> ")[0])
     assert "/usr/sbin/tessera-ctld" in files
     site.teardown()
     p = purge()
@@ -313,3 +316,7 @@ def test_purge_leaves_nothing(site):
     left = [f for f in files if os.path.lexists(f)]
     left += [d for d in CREATED if d not in site.preexisting and os.path.exists(d)]
     assert left == []
+
+
+def test_purge_leaves_nothing(site):
+    purge_and_check_nothing_left(site, [site.pkgdir])

@@ -14,7 +14,8 @@ the nodes. Then:
   - the finished jobs are in tacct with their states and exit codes;
   - the job that ran through the upgrade finishes (the new noded re-adopted it), the job that
     waited for it then runs, the held job is still held and runs once released;
-  - new jobs run across both nodes; the job ids go on from the old ones.
+  - new jobs run across both nodes; the job ids go on from the old ones;
+  - a purge then leaves nothing of either version.
 """
 import glob
 import os
@@ -26,8 +27,8 @@ import pytest
 
 from harness import ROOT, BUILD, wait_for
 from multihost import Host
-from test_multihost import (USER, build_packages, job_field, node_state, out_file, running_site,
-                            submit, wait_state)
+from test_multihost import (USER, build_packages, job_field, node_state, out_file,
+                            purge_and_check_nothing_left, running_site, submit, wait_state)
 from test_multihost import _tools_missing as _multihost_tools_missing
 
 # The commit an installed site upgrades from (packaging/upgrade-from, also read by .ci/run).
@@ -198,3 +199,7 @@ def test_new_jobs_run_across_nodes_after_the_upgrade(upgrade):
     assert wait_state(s, job, ("COMPLETED", "FAILED"), timeout=90) == "COMPLETED"
     assert sorted(open(out_file(f"up-{job}.out")).read().split()) == \
         [s.name("node1"), s.name("node2")]
+
+
+def test_purge_after_the_upgrade_leaves_nothing(upgrade):
+    purge_and_check_nothing_left(upgrade.site, [upgrade.old_dir, upgrade.new_dir])
