@@ -343,8 +343,10 @@ Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shar
   ApplyMigUse(*n);
   n->hcas = info.hcas;
   if (n->base == NodeBase::kUnknown || (n->base == NodeBase::kDown && n->reason == "Not responding")) {
+    bool was_down = n->base == NodeBase::kDown;
     n->base = NodeBase::kUp;
     if (!n->drain) n->reason.clear();
+    if (was_down && !n->drain) RecordNodeState(*n);  // the durable "Not responding" is over
   }
   if (info.cpus < n->config->cpus)
     Log("node " + info.node + " reports " + std::to_string(info.cpus) + " CPUs, fewer than the " +
@@ -385,6 +387,7 @@ void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t
   if (n->base == NodeBase::kDown && n->reason == "Not responding" && n->link) {
     n->base = NodeBase::kUp;
     n->reason.clear();
+    if (!n->drain) RecordNodeState(*n);
     RequestSchedule();
   }
 }
@@ -587,9 +590,22 @@ void Controller::CheckNodes() {
     n.base = NodeBase::kDown;
     n.reason = "Not responding";
     n.reason_time = now;
-    n.reason_uid = -1;
+    n.reason_uid = self_uid_;
+    // A drained node keeps its administrator's row (the reason they gave, after a restart).
+    if (!n.drain) RecordNodeState(n);
     FailNodeJobs(n, "node " + name + " not responding");
   }
+}
+
+void Controller::RecordNodeState(const NodeRuntime& n) {
+  bool down = n.base == NodeBase::kDown;
+  NodeStateRow row{n.config->name, n.drain, down, "", 0};
+  if (n.drain || down) row = {n.config->name, n.drain, down, n.reason, n.reason_time, n.reason_uid};
+  Batch b;
+  b.PutNodeState(row);
+  store_->Commit(std::move(b), [name = n.config->name](const Status& st) {
+    if (!st.ok()) Log("node " + name + ": its state not recorded: " + st.message());
+  });
 }
 
 // ---------------------------------------------------------------- scheduling

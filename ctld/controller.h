@@ -2,6 +2,8 @@
 // The controller's brain: jobs, nodes, scheduling and node events, tied together on the core
 // thread. RPC services call these methods through Core::Call/Post; nothing here knows gRPC or
 // protobuf (DESIGN §3).
+#include <unistd.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -142,7 +144,7 @@ class Controller {
   // node, a node without that GPU index (configured or reported), a RESUME on a node that is
   // not connected (it would report its own drained flag again at registration).
   Status UpdateGpu(const std::string& expr, uint32_t gpu, const std::string& action,
-                   const std::string& reason);
+                   const std::string& reason, int64_t uid = -1);  // uid: who (issue 21)
   // trun: lays a step out over a running job's nodes, grants it to those nodes, records it.
   struct StepReply {
     uint32_t step_id = 0;
@@ -229,6 +231,13 @@ class Controller {
   std::unique_ptr<ReservationTable> resv_;
   void RunCycle();
   void CheckNodes();
+  // Issue 21: the reasons the controller sets itself (a node not responding, a GPU count
+  // drain) carry its own uid as who set them (sinfo -R USER: slurmctld's SlurmUser) and their
+  // time, durable like an administrator's.
+  const int64_t self_uid_ = static_cast<int64_t>(::geteuid());
+  // Writes the node's drain/down flags and reason as they are now, in the background (nothing
+  // waits on it; a lost write costs only a controller-set reason's who and when).
+  void RecordNodeState(const NodeRuntime& n);
   void FailNodeJobs(NodeRuntime& n, const std::string& why);
   Status SignalJob(uint64_t id, const Caller& c, int signal);
   // After a durable cancel_requested: signal the job's node, or end the job if it is away.

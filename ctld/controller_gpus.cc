@@ -46,7 +46,7 @@ void Controller::ApplyGpuDrains(NodeRuntime& n) {
 
 void Controller::RecordReportedDrain(const std::string& node, const GpuState& g) {
   GpuDrainRow row{node, g.index, g.health_reason.empty() ? "unhealthy" : g.health_reason,
-                  clock_->Now(), "node"};
+                  clock_->Now(), "node", self_uid_};
   gpu_drains_[{node, g.index}] = row;
   Batch b;
   b.PutGpuDrain(row);
@@ -111,8 +111,8 @@ void Controller::CheckGpuCount(NodeRuntime& n) {
     n.drain = true;
     n.reason = reason;
     n.reason_time = clock_->Now();
-    n.reason_uid = -1;
-    row = {n.config->name, true, false, reason, n.reason_time};
+    n.reason_uid = self_uid_;
+    row = {n.config->name, true, false, reason, n.reason_time, self_uid_};
   } else if (ours) {
     Log("node " + n.config->name + " reports its " + std::to_string(want) +
         " configured GPUs again: the GPU count drain is lifted");
@@ -129,7 +129,7 @@ void Controller::CheckGpuCount(NodeRuntime& n) {
 }
 
 Status Controller::UpdateGpu(const std::string& expr, uint32_t gpu, const std::string& action,
-                             const std::string& reason) {
+                             const std::string& reason, int64_t uid) {
   auto names = ExpandHostlist(expr);
   if (!names.ok()) return names.status();
   if (action != "DRAIN" && action != "RESUME")
@@ -148,14 +148,14 @@ Status Controller::UpdateGpu(const std::string& expr, uint32_t gpu, const std::s
   int64_t now = clock_->Now();
   Batch b;
   for (const auto& name : *names) {
-    if (action == "DRAIN") b.PutGpuDrain({name, gpu, reason, now, "admin"});
+    if (action == "DRAIN") b.PutGpuDrain({name, gpu, reason, now, "admin", uid});
     else b.DeleteGpuDrain(name, gpu);
   }
   TESSERA_RETURN_IF_ERROR(store_->CommitSync(std::move(b)));  // durable before applied
   for (const auto& name : *names) {
     NodeRuntime* n = nodes_.Find(name);
     if (action == "DRAIN") {
-      gpu_drains_[{name, gpu}] = {name, gpu, reason, now, "admin"};
+      gpu_drains_[{name, gpu}] = {name, gpu, reason, now, "admin", uid};
     } else {
       gpu_drains_.erase({name, gpu});
       for (auto& g : n->gpus)

@@ -140,8 +140,9 @@ Result<NodeSettings> ReadNodeSettings(const ClusterConfig& cfg, const std::strin
       }
     }
   }
-  std::string dir = cfg.path.substr(0, cfg.path.rfind('/') + 1);
-  std::string gres_path = (dir.empty() ? "./" : dir) + "gres.conf";
+  // Spelled as the other gres.conf readers spell it (common/config_check.cc), so a problem both
+  // find is reported once by --check-config.
+  std::string gres_path = cfg.path.substr(0, cfg.path.rfind('/') + 1) + "gres.conf";
   if (::access(gres_path.c_str(), F_OK) == 0) {
     auto gres = ParseConfigFile(gres_path);
     if (!gres.ok()) return gres.status();

@@ -137,8 +137,9 @@ bool NeedsReason(pb::NodeState s) {
          s == pb::NODE_FAILED;
 }
 
-// sinfo -R USER: who set the reason, as a name (the uid where it has none); Unknown when the
-// controller set it or it was set before reason users were recorded.
+// sinfo -R USER: who set the reason, as a name (the uid where it has none): an administrator, or
+// the controller's own user for the reasons it sets (issue 21); Unknown when it was set before
+// reason users were recorded.
 std::string ReasonUser(const pb::NodeInfo& n, const IdNames* names) {
   if (!n.has_reason_uid()) return "Unknown";
   uint32_t uid = n.reason_uid();

@@ -55,10 +55,9 @@ RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set.
       --export=ALL|NONE|[ALL,]VAR[=VALUE],...  the tasks' environment (default ALL)
   -W, --wait=SECONDS          end the step SECONDS after the first task ended
   -D, --chdir=DIR             the tasks' working directory
-      --mem=SIZE, --mem-per-cpu=SIZE, --exclusive, --exact, --overlap, --cpu-bind=...,
-      --accel-bind=..., --distribution=..., --hint=...: accepted; a step uses the job's
-                              cgroup (no per-step memory limit or binding). Outside a job
-                              --mem/--mem-per-cpu/--exclusive apply to the new allocation.
+      --mem=SIZE, --mem-per-cpu=SIZE, --mem-per-gpu=SIZE, --cpus-per-gpu=N, --exclusive
+                              accepted; a step uses the job's cgroup (no per-step memory
+                              limit). Outside a job they apply to the new allocation.
   -p, --partition, -t, --time, -A, --account, -q, --qos, -C, --constraint, --reservation,
   -d, --dependency           outside a job: options of the allocation trun creates
       --mpi=none              the only MPI type (pmi2/pmix wire-up is not provided: run
@@ -164,6 +163,29 @@ const std::vector<OptionSpec> kSpecs = {
     {"gpus", 'G', ArgKind::kRequired, kGpus},
     {"gpus-per-task", 0, ArgKind::kRequired, kGpusPerTask},
 };
+
+// The options --help lists straight from kSpecs (issue 21: every accepted option is in --help
+// and so in the man page): those accepted and ignored, and the refused container options. A
+// new entry with one of these ids is listed without touching kUsage.
+std::string TableListedHelp() {
+  auto list = [](std::initializer_list<int> ids) {
+    std::string out, line;
+    for (const auto& s : kSpecs) {
+      if (std::find(ids.begin(), ids.end(), s.id) == ids.end()) continue;
+      std::string one = "--" + s.long_name;
+      if (s.short_name) one = std::string("-") + s.short_name + ", " + one;
+      if (s.arg == ArgKind::kRequired) one += "=VALUE";
+      if (s.arg == ArgKind::kOptional) one += "[=VALUE]";
+      if (!line.empty() && line.size() + one.size() > 88) out += line + "\n", line.clear();
+      line += (line.empty() ? "      " : ", ") + one;
+    }
+    return out + line + "\n";
+  };
+  return "Accepted and ignored (a step runs in the job's cgroup, without a binding of its own):\n" +
+         list({kIgnoredFlag, kIgnoredArg}) +
+         "Refused with a message (containers are not supported):\n" +
+         list({kContainer, kContainerFlag});
+}
 
 struct TrunArgs {
   v1::CreateStepRequest req;
@@ -720,7 +742,7 @@ int RunStep(CommandContext& ctx, TrunHooks& hooks, ControllerApi& api, TrunArgs&
 int RunTrunWith(CommandContext& ctx, TrunHooks& hooks) {
   auto args = ParseTrunArgs(ctx);
   if (!args.ok()) return Fail(ctx, args.status().message());
-  if (args->help) return *ctx.out << HelpText(ctx, kUsage), 0;
+  if (args->help) return *ctx.out << HelpText(ctx, kUsage + TableListedHelp()), 0;
   if (args->version) return *ctx.out << VersionLine() << "\n", 0;
   auto api = ctx.connect();
   if (!api.ok()) return Fail(ctx, api.status().message());

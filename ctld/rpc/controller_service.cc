@@ -399,7 +399,7 @@ grpc::Status ControllerService::UpdateNode(grpc::ServerContext* ctx, const v1::U
   if (!*action) return ToGrpc(InvalidArgument("UpdateNode: no action given"));
   if (req->has_gpu_index())  // one GPU of the node(s) (issue 14)
     return ToGrpc(core_->Call([&] {
-      Status s = ctl_->UpdateGpu(req->name(), req->gpu_index(), action, req->reason());
+      Status s = ctl_->UpdateGpu(req->name(), req->gpu_index(), action, req->reason(), caller->uid);
       Log("GPU update " + req->name() + " gpu " + std::to_string(req->gpu_index()) + " " + action +
           " by uid " + std::to_string(caller->uid) + ": " + s.ToString());
       return s;

@@ -73,6 +73,11 @@ inline const std::vector<const char*>& Migrations() {
       ALTER TABLE node_state ADD COLUMN reason_uid INTEGER NOT NULL DEFAULT -1;
       ALTER TABLE job_steps ADD COLUMN usage BLOB NOT NULL DEFAULT x'';
       )sql",
+      // 10: issue 21 (h21): who drained a GPU (an administrator's uid, or the controller's own
+      // for a GPU the node reported failed or lost; -1 unknown: drained before this existed).
+      R"sql(
+      ALTER TABLE gpu_drain ADD COLUMN reason_uid INTEGER NOT NULL DEFAULT -1;
+      )sql",
   };
   return kMigrations;
 }

@@ -111,7 +111,8 @@ void Batch::PutNodeState(const NodeStateRow& n) {
 }
 
 void Batch::PutGpuDrain(const GpuDrainRow& g) {
-  ops_.push_back({Kind::kGpuDrain, g.gpu, g.node, g.reason, g.reason_time, 0, {}, {}, {}});
+  // n2: the uid + 1 (0 = unknown).
+  ops_.push_back({Kind::kGpuDrain, g.gpu, g.node, g.reason, g.reason_time, g.reason_uid + 1, {}, {}, {}});
   ops_.back().c = g.origin;
 }
 
@@ -184,6 +185,10 @@ Status Migrate(sqlite3* w, const std::string& path) {
       return st;
     }
   }
+  // An upgrade says so in the log (docs/admin-guide.md "Upgrades"); a new database does not.
+  if (version > 0 && version < static_cast<int>(migs.size()))
+    Log("state database " + path + " migrated from schema version " + std::to_string(version) +
+        " to " + std::to_string(migs.size()));
   return Status::Ok();
 }
 
@@ -278,11 +283,12 @@ Result<Recovered> Store::Load() {
   if (!n.ok()) return n.Error("load node states");
   while (n.Step() == SQLITE_ROW)
     out.nodes.push_back({n.Text(0), n.Int(1) != 0, n.Int(2) != 0, n.Text(3), n.Int(4), n.Int(5)});
-  Stmt g(rdb_, "SELECT node, gpu, reason, reason_time, origin FROM gpu_drain ORDER BY node, gpu");
+  Stmt g(rdb_, "SELECT node, gpu, reason, reason_time, origin, reason_uid FROM gpu_drain "
+               "ORDER BY node, gpu");
   if (!g.ok()) return g.Error("load GPU drains");
   while (g.Step() == SQLITE_ROW)
     out.gpu_drains.push_back(
-        {g.Text(0), static_cast<uint32_t>(g.Int(1)), g.Text(2), g.Int(3), g.Text(4)});
+        {g.Text(0), static_cast<uint32_t>(g.Int(1)), g.Text(2), g.Int(3), g.Text(4), g.Int(5)});
   Stmt a(rdb_, "SELECT kind, name, record FROM assoc ORDER BY kind, name");
   if (!a.ok()) return a.Error("load associations");
   while (a.Step() == SQLITE_ROW) out.assoc_rows.push_back({a.Text(0), a.Text(1), a.Text(2)});
@@ -381,9 +387,9 @@ Status Store::ApplyBatch(const Batch& b) {
       }
       case Batch::Kind::kGpuDrain: {
         Stmt s(wdb_, Cached("INSERT OR REPLACE INTO gpu_drain(node, gpu, reason, reason_time, "
-                            "origin) VALUES(?,?,?,?,?)"));
+                            "origin, reason_uid) VALUES(?,?,?,?,?,?)"));
         s.Bind(1, op.a).Bind(2, static_cast<int64_t>(op.id)).Bind(3, op.b).Bind(4, op.n1)
-            .Bind(5, op.c);
+            .Bind(5, op.c).Bind(6, op.n2 - 1);
         TESSERA_RETURN_IF_ERROR(StepDone(s, "write GPU drain"));
         break;
       }

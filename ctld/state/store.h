@@ -33,14 +33,14 @@
 
 namespace tessera::ctld {
 
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 // The persisted part of a node's state (migration 4): set by UpdateNode, loaded at start.
 // A row with neither drain nor down set means "as the node reports" (resumed).
 struct NodeStateRow {
   std::string name;
   bool drain = false;
-  bool down = false;  // set DOWN by an administrator
+  bool down = false;  // set DOWN by an administrator, or "Not responding" by the controller (issue 21)
   std::string reason;
   int64_t reason_time = 0;
   int64_t reason_uid = -1;  // who set the reason (migration 9, issue 19: sinfo -R USER); -1 unknown
@@ -55,6 +55,7 @@ struct GpuDrainRow {
   std::string reason;
   int64_t reason_time = 0;
   std::string origin;
+  int64_t reason_uid = -1;  // who drained it (migration 10, issue 21); -1 unknown
 };
 
 // One row of the association store (migration 6; ctld/accounts/assoc_codec.h).

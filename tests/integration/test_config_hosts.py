@@ -122,6 +122,14 @@ def test_check_config_mig_layout_without_mig_enabled(tmp_path):
         assert f"{tmp_path}/gres.conf:1: MigLayout= needs MigEnabled=yes" in p.stderr, p.stderr
 
 
+def test_check_config_reports_a_gres_problem_once_with_a_relative_path(tmp_path):
+    check(tmp_path, BASE, GPU + "MigLayout=3g.20gb\n")
+    p = subprocess.run([f"{BIN}/tessera-noded", "-f", "tessera.conf", "--check-config"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 1
+    assert p.stderr.count("MigLayout= needs MigEnabled=yes") == 1, p.stderr
+
+
 def test_check_config_unknown_mig_profile(tmp_path):
     ctld, noded = check(tmp_path, BASE, GPU + "MigEnabled=yes MigLayout=3g.20gb,4g.30gb\n")
     for p in (ctld, noded):

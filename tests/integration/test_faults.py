@@ -721,3 +721,32 @@ def test_check_config_refuses_nul_and_shared_node_endpoint(tmp_path, name, text,
     assert f"{conf}{message}" in p.stderr, p.stderr
 
 # (end of section 5)
+
+
+def test_not_responding_reason_names_the_controller_and_its_time_across_a_restart(fresh_cluster):
+    """tinfo -R (sinfo -R) for a reason ctld sets itself (issue 21): USER is the controller's
+    own user (root here, as slurmctld's SlurmUser), TIMESTAMP when it declared the node down;
+    both kept over a controller restart while the node is still away."""
+    c = fresh_cluster(nodes=2).start()
+    c.procs["noded-it1"].send_signal(signal.SIGSTOP)
+    try:
+        wait_for(lambda: c.node_states().get("it1", "").rstrip("*") == "down", timeout=20,
+                 what="it1 to be declared down")
+
+        def reason_line():
+            lines = [l for l in c.run(["tinfo", "-R", "-h"]).stdout.splitlines() if l.endswith("it1")]
+            assert len(lines) == 1, lines
+            l = lines[0]  # sinfo -R columns: %20E %9u %19H %N
+            return l[:20].strip(), l[21:30].strip(), l[31:50].strip()
+
+        reason, user, stamp = reason_line()
+        assert (reason, user) == ("Not responding", "root")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", stamp), stamp
+        c.kill("ctld")
+        c.start_ctld()
+        assert reason_line() == (reason, user, stamp)
+    finally:
+        c.procs["noded-it1"].send_signal(signal.SIGCONT)
+    wait_for(lambda: c.node_states().get("it1", "").rstrip("*") == "idle", timeout=30,
+             what="it1 back")
+    assert not [l for l in c.run(["tinfo", "-R", "-h"]).stdout.splitlines() if l.endswith("it1")]

@@ -18,12 +18,14 @@ What it does, in order:
      reaches the other node; `trun` from the login host across both nodes; a node daemon restart
      with a job running on it; a controller restart; then purges the packages and checks that
      nothing they installed or created is left.
+Upgrades from an older version's packages: test_upgrade.py (the same hosts, `running_site`).
 
 Shared between the hosts (one root file system, as hosts installed from one image): /usr (the
 packages are installed once, on this machine, and purged at the end), /etc/passwd and /home (a
 site's NSS/LDAP users and NFS homes: same uids everywhere). The test refuses to run when Tessera
 packages are already installed here, and never removes what existed before it.
 """
+import contextlib
 import glob
 import os
 import re
@@ -122,17 +124,16 @@ PartitionName=batch Nodes={self.name('node1')},{self.name('node2')} Default=YES 
                 subprocess.run(["rmdir", d], capture_output=True)
 
 
-@pytest.fixture(scope="module")
-def site():
+@contextlib.contextmanager
+def running_site(work, pkgdir):
+    """Installs the packages in `pkgdir` as the admin guide says, makes the four hosts and runs
+    the guide's steps on them; yields the Site with both nodes IDLE. Afterwards: the hosts are
+    gone and the packages purged (test_upgrade.py starts from an older version's packages)."""
     if installed_packages():
         pytest.skip("Tessera packages are installed on this machine already: not touching them")
     ensure_user(USER)
-    work = os.path.join(BUILD, "multihost")
-    shutil.rmtree(work, ignore_errors=True)
     s = Site(work)
-    p = subprocess.run([os.path.join(ROOT, "scripts", "package"), s.pkgdir], text=True,
-                       capture_output=True)
-    assert p.returncode == 0, p.stdout + p.stderr
+    s.pkgdir = pkgdir
     try:
         # "Install from packages": the guide's apt-get lines, run once (one shared /usr).
         Host.this_machine(work).run_step("install", cwd=s.pkgdir,
@@ -181,6 +182,23 @@ def site():
         s.teardown()
         if installed_packages():
             purge()
+
+
+def build_packages(outdir):
+    """The current tree's packages (scripts/package) in `outdir`."""
+    p = subprocess.run([os.path.join(ROOT, "scripts", "package"), outdir], text=True,
+                       capture_output=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.fixture(scope="module")
+def site():
+    work = os.path.join(BUILD, "multihost")
+    shutil.rmtree(work, ignore_errors=True)
+    pkgdir = os.path.join(work, "packages")
+    build_packages(pkgdir)
+    with running_site(work, pkgdir) as s:
+        yield s
 
 
 def node_state(s, role):
@@ -280,35 +298,16 @@ def test_controller_restart_keeps_state_and_serves_again(site):
     site.host("login").run(f"tcancel {before}", user=USER)
 
 
-def test_upgrade_keeps_state(site):
-    """The guide's backup step, then the packages installed again over themselves on the
-    controller host (dpkg runs prerm upgrade / postinst configure OLD-VERSION, as for an
-    upgrade; there is only one version to test with), then the restart the postinst asks
-    systemd for: the jobs are still there."""
-    ctl = site.host("ctl")
-    held = submit(site, "login", "--hold --wrap true")
-    ctl.run_step("backup", cwd=site.admin)
-    backups = glob.glob(os.path.join(ctl.dir, "fs_var_backups", "tessera", "before-upgrade-*.db"))
-    assert len(backups) == 1 and os.stat(backups[0]).st_mode & 0o777 == 0o600
-    ctl.run("apt-get install -y -q --reinstall ./tessera-common_*.deb ./tessera-controller_*.deb"
-            " ./tessera-client_*.deb", cwd=site.pkgdir, env={"DEBIAN_FRONTEND": "noninteractive"},
-            timeout=300)
-    db = os.path.join(ctl.dir, "fs_var_lib_tessera", "tessera.db")
-    assert os.stat(db).st_mode & 0o777 == 0o600
-    ctl.stop_unit("tessera-ctld")
-    ctl.start_unit("tessera-ctld")
-    wait_for(lambda: job_field(site, held, "JobState") == "PENDING", timeout=60,
-             what="the held job after the upgrade")
-    site.host("login").run(f"tcancel {held}", user=USER)
-
-
-def test_purge_leaves_nothing(site):
+def purge_and_check_nothing_left(site, pkgdirs):
+    """Ends the hosts, purges the packages; asserts nothing the packages in `pkgdirs` hold, or
+    that they created, is left (test_upgrade.py: the old and the new version's)."""
     files = []
-    for deb in glob.glob(os.path.join(site.pkgdir, "tessera-*.deb")):
-        for line in sh(["dpkg-deb", "-c", deb]).stdout.splitlines():
-            path = line.split()[5].lstrip(".")
-            if path and not line.startswith("d"):
-                files.append(path.split(" -> ")[0])
+    for pkgdir in pkgdirs:
+        for deb in glob.glob(os.path.join(pkgdir, "tessera-*.deb")):
+            for line in sh(["dpkg-deb", "-c", deb]).stdout.splitlines():
+                path = line.split()[5].lstrip(".")
+                if path and not line.startswith("d"):
+                    files.append(path.split(" -> ")[0])
     assert "/usr/sbin/tessera-ctld" in files
     site.teardown()
     p = purge()
@@ -317,3 +316,7 @@ def test_purge_leaves_nothing(site):
     left = [f for f in files if os.path.lexists(f)]
     left += [d for d in CREATED if d not in site.preexisting and os.path.exists(d)]
     assert left == []
+
+
+def test_purge_leaves_nothing(site):
+    purge_and_check_nothing_left(site, [site.pkgdir])

@@ -33,21 +33,45 @@ for prog in tbatch tqueue tcancel tinfo tcontrol tacct trun talloc tstat tattach
   done
   n=$((n + 1))
 done
-# --help against the option tables the commands parse with (cli/lib: `{"name", 'x', ArgKind::`
-# entries): every long option a command accepts is named in its --help, so in its man page.
-# talloc takes tbatch's table (its --help says so); trun is not checked yet: its --help does not
-# name 17 accepted options (--cpus-per-gpu, --mem-per-gpu, two --no-container-*, 13 accepted
-# and ignored ones; issue 21 report).
-SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/cli/lib"
-for pair in batch_options:tbatch tacct_cmd:tacct tcancel_cmd:tcancel tcontrol_cmd:tcontrol \
-            tinfo_cmd:tinfo tprio_cmd:tprio tqueue_cmd:tqueue tshare_cmd:tshare; do
-  src="$SRC/${pair%%:*}.cc"; prog="${pair##*:}"
+# --help against what each program's parser accepts, for every program above: the option
+# tables the commands parse with (cli/lib: `{"name", 'x', ArgKind::` entries) and the
+# hand-written parsers (`a == "--name"` in tacctmgr and the daemons). Every long option and every
+# short letter a program accepts is named in its --help, so in its man page (checked above).
+# talloc parses with tbatch's table and its --help sends the reader to tbatch --help for the
+# rest, so talloc is checked against both; tstat_cmd.cc holds tstat's and tattach's tables.
+SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+table_of() {  # FILE [FIRST_LINE_PATTERN LAST_LINE_PATTERN]: the table entries, as --name and -x
+  local text
+  if [ $# -eq 3 ]; then text="$(sed -n "/$2/,/$3/p" "$1")"; else text="$(cat "$1")"; fi
+  grep -oE '\{"[a-zA-Z][a-zA-Z0-9-]*", *('"'"'.'"'"'|0), *(ArgKind::|K::)' <<<"$text" \
+    | sed -E "s/^\\{\"([^\"]*)\", *('(.)'|0).*/--\\1 -\\3/; s/ -\$//" | tr ' ' '\n'
+}
+parsed_by_hand() {  # FILE: the options compared against in `a == "--name"` / `w == "-x"` tests
+  grep -oE '== "--?[a-zA-Z][a-zA-Z0-9-]*"' "$1" | grep -oE -- '--?[a-zA-Z][a-zA-Z0-9-]*'
+}
+accepted() {  # PROGRAM: every option it accepts, one a line
+  case "$1" in
+    tbatch|talloc) table_of "$SRC/cli/lib/batch_options.cc" ;;
+    tstat) table_of "$SRC/cli/lib/tstat_cmd.cc" '^const std::vector<OptionSpec> kSpecs' '^};' ;;
+    tattach) table_of "$SRC/cli/lib/tstat_cmd.cc" '^const std::vector<OptionSpec> kAttachSpecs' '^};' ;;
+    tacctmgr) parsed_by_hand "$SRC/cli/lib/tacctmgr_cmd.cc" ;;
+    tessera-ctld) parsed_by_hand "$SRC/ctld/main.cc" ;;
+    tessera-noded) parsed_by_hand "$SRC/noded/noded_main.cc" ;;
+    tessera-stepd) parsed_by_hand "$SRC/noded/stepd_main.cc" ;;
+    *) table_of "$SRC/cli/lib/${1}_cmd.cc" ;;
+  esac | sort -u
+}
+checked=0
+for prog in tbatch tqueue tcancel tinfo tcontrol tacct trun talloc tstat tattach tacctmgr tshare tprio \
+            tessera-ctld tessera-noded tessera-stepd; do
   help="$("$BIN/$prog" --help)"
-  table="$(grep -oE '\{"[a-zA-Z][a-zA-Z0-9-]*", *('"'"'.'"'"'|0), *(ArgKind::|K::)' "$src" \
-           | sed -E 's/^\{"([^"]*)".*/\1/' | sort -u)"
-  [ -n "$table" ] || fail "no option table found in $src"
-  for o in $table; do
-    grep -qE -- "--$o([^a-zA-Z0-9-]|\$)" <<<"$help" || fail "$prog accepts --$o ($src) but its --help does not name it"
+  [ "$prog" = talloc ] && help+=$'\n'"$("$BIN/tbatch" --help)"
+  opts="$(accepted "$prog")"
+  [ "$(wc -l <<<"$opts")" -ge 3 ] || fail "$prog: found too few accepted options in its source: $opts"
+  for o in $opts; do
+    grep -qE -- "(^|[^a-zA-Z0-9-])$o([^a-zA-Z0-9-]|\$)" <<<"$help" \
+      || fail "$prog accepts $o but its --help does not name it"
+    checked=$((checked + 1))
   done
 done
 # The Slurm names (the links tessera-slurm-compat installs).
@@ -61,4 +85,4 @@ for pair in tbatch:sbatch tqueue:squeue tcancel:scancel tinfo:sinfo tcontrol:sco
   head -1 <<<"$help" | grep -q "^Usage: $s " || fail "$s --help: $(echo "$help" | head -1)"
   ! grep -qw "$t" <<<"$help" || fail "$s --help mentions $t"
 done
-echo "$n programs: --version and man pages OK; Slurm names OK"
+echo "$n programs: --version and man pages OK; $checked accepted options all in --help; Slurm names OK"

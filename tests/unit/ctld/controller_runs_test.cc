@@ -2,7 +2,9 @@
 //  - a report of run k of a job never ends run k+1 (it is recorded as an event);
 //  - a second registration of a node whose stream is alive and responding is refused; after the
 //    stream ends (or the node stops responding) a new one is accepted;
-//  - a registration with another boot id means the host rebooted: its jobs are lost.
+//  - a registration with another boot id means the host rebooted: its jobs are lost;
+//  - a node that stops responding is DOWN "Not responding", set by the controller's own uid at
+//    that time (sinfo -R USER/TIMESTAMP), durable until the node is back (issue 21).
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -68,16 +70,18 @@ struct CtldFixture {
   std::unique_ptr<Store> store;
   std::unique_ptr<Controller> ctl;
 
-  CtldFixture() {
-    std::string conf = dir.path + "/tessera.conf";
-    std::ofstream(conf) << "ClusterName=t\nSlurmctldHost=localhost\nStateSaveLocation=" << dir.path
+  // `state`: the directory of an earlier fixture's config and database (a controller restart).
+  explicit CtldFixture(const std::string& state = "") {
+    std::string root = state.empty() ? dir.path : state;
+    std::string conf = root + "/tessera.conf";
+    std::ofstream(conf) << "ClusterName=t\nSlurmctldHost=localhost\nStateSaveLocation=" << root
                         << "/state\nSlurmdTimeout=30\nMinJobAge=600\n"
                         << "NodeName=n1 NodeAddr=127.0.0.1 Port=7001 CPUs=2 RealMemory=1024\n"
                         << "NodeName=n2 NodeAddr=127.0.0.1 Port=7002 CPUs=2 RealMemory=1024\n"
                         << "PartitionName=p Nodes=n1,n2 Default=YES MaxTime=60 State=UP\n";
     auto loaded = LoadConfig(conf);
     REQUIRE(loaded.ok());
-    auto s = Store::Open(dir.path + "/t.db");
+    auto s = Store::Open(root + "/t.db");
     REQUIRE(s.ok());
     store = std::move(*s);
     auto rec = store->Load();
@@ -312,4 +316,38 @@ TEST_CASE("accounting's live pass includes jobs that ended but are not archived 
   AccountingFilter any;
   any.start_after = 500;
   CHECK(rpc::LiveJobMatches(running, any));
+}
+
+TEST_CASE("Not responding carries the controller's uid and time, across a restart, until the node is back") {
+  TempDir state;  // kept over the restarts below
+  int64_t down_at = 0;
+  auto node = [](CtldFixture& f, const char* name) {
+    return f.core.Call([&] { return *f.ctl->nodes().Find(name); });
+  };
+  {
+    CtldFixture f(state.path);
+    REQUIRE(f.Register("n1", std::make_shared<FakeLink>()).ok());
+    f.clock.Advance(31);  // past SlurmdTimeout=30: the next tick declares n1 DOWN
+    WaitFor([&] { return node(f, "n1").base == NodeBase::kDown; }, "n1 DOWN after SlurmdTimeout");
+    NodeRuntime n1 = node(f, "n1");
+    CHECK(n1.reason == "Not responding");
+    CHECK(n1.reason_uid == static_cast<int64_t>(geteuid()));
+    CHECK(n1.reason_time == f.clock.Now());
+    down_at = n1.reason_time;
+  }  // the store writes what it was given before it closes
+  {
+    CtldFixture f(state.path);
+    NodeRuntime n1 = node(f, "n1");
+    CHECK(n1.base == NodeBase::kDown);
+    CHECK(n1.reason == "Not responding");
+    CHECK(n1.reason_uid == static_cast<int64_t>(geteuid()));
+    CHECK(n1.reason_time == down_at);
+    // Back: UP, the reason gone.
+    REQUIRE(f.Register("n1", std::make_shared<FakeLink>()).ok());
+    CHECK(node(f, "n1").base == NodeBase::kUp);
+    CHECK(node(f, "n1").reason.empty());
+  }
+  CtldFixture f(state.path);  // and so after the next restart: not DOWN, no reason
+  CHECK(node(f, "n1").base != NodeBase::kDown);
+  CHECK(node(f, "n1").reason.empty());
 }

@@ -119,7 +119,7 @@ TEST_CASE("gpu_drain rows are stored, loaded and deleted (migration 5)") {
   auto s = Store::Open(dir.path + "/t.db");
   REQUIRE(s.ok());
   Batch b;
-  b.PutGpuDrain({"n1", 3, "XID 79", 42, "node"});
+  b.PutGpuDrain({"n1", 3, "XID 79", 42, "node", 0});
   b.PutGpuDrain({"n2", 0, "fan", 43, "admin"});
   REQUIRE((*s)->CommitSync(std::move(b)).ok());
   auto rec = (*s)->Load();
@@ -130,6 +130,8 @@ TEST_CASE("gpu_drain rows are stored, loaded and deleted (migration 5)") {
   CHECK(rec->gpu_drains[0].reason == "XID 79");
   CHECK(rec->gpu_drains[0].reason_time == 42);
   CHECK(rec->gpu_drains[0].origin == "node");
+  CHECK(rec->gpu_drains[0].reason_uid == 0);   // who (migration 10, issue 21)
+  CHECK(rec->gpu_drains[1].reason_uid == -1);  // unknown
   Batch d;
   d.DeleteGpuDrain("n1", 3);
   REQUIRE((*s)->CommitSync(std::move(d)).ok());
@@ -227,7 +229,7 @@ TEST_CASE("a node reporting fewer GPUs than configured is drained, and only that
   CHECK(c.Node().reason == "maintenance");
 }
 
-TEST_CASE("a ctld GPU-count drain survives a restart") {
+TEST_CASE("a ctld GPU-count drain survives a restart, with its uid and time") {
   TempDir dir;
   auto link = std::make_shared<GpuLink>();
   {
@@ -237,6 +239,9 @@ TEST_CASE("a ctld GPU-count drain survives a restart") {
   Ctld c(dir.path);
   CHECK(c.Node().drain);
   CHECK(c.Node().reason == "gres/gpu count reported lower than configured (1 < 2)");
+  // Who and when (sinfo -R USER, TIMESTAMP; issue 21): the controller itself, at the drain.
+  CHECK(c.Node().reason_uid == static_cast<int64_t>(geteuid()));
+  CHECK(c.Node().reason_time == c.clock.Now());
 }
 
 TEST_CASE("the jobs a failed GPU hits: whole, shared or one of its MIG instances, on that node") {
