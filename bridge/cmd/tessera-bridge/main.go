@@ -42,6 +42,9 @@ import (
 	"github.com/tessera-hpc/tessera/bridge/internal/runtime"
 )
 
+// version is set at build time (scripts/build-bridge: -X main.version=<the CMake project version>).
+var version = "dev"
+
 type flags struct {
 	kubeconfig, ctldAddr, ctldCA, ctldName, mungeSocket, mappingPath  string
 	partitions, nodePrefix, nodeIP, listen, tlsCert, tlsKey, clientCA string
@@ -79,7 +82,12 @@ func parseFlags() flags {
 	flag.StringVar(&f.trun, "trun", "trun", "trun on the Tessera nodes: a pod group's gang job runs its pods through it")
 	flag.StringVar(&f.tesseraConf, "tessera-conf", os.Getenv("TESSERA_CONF"),
 		"TESSERA_CONF given to gang jobs (trun reads it); empty = the nodes' default")
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
+	if *showVersion {
+		fmt.Println("tessera-bridge", version)
+		os.Exit(0)
+	}
 	return f
 }
 
