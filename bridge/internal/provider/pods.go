@@ -9,6 +9,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -29,6 +30,7 @@ type tracked struct {
 	node  string
 	jobID uint64
 	job   *pb.JobInfo // last seen (a gang member's view of it); nil before the first listing
+	exits map[string]int32 // the exit codes its containers recorded (wrapped pods), last seen
 	ended bool        // deleted from Kubernetes, or its job ended
 	// A pod group's member (gangs.go): jobID is 0 until the group's gang job is submitted.
 	member *gangMember
@@ -237,13 +239,16 @@ func (p *Pods) observe(t *tracked, j *pb.JobInfo, us []update) []update {
 		t.member.job = j
 		j = t.member.view(j)
 	}
-	if sameJobView(t.job, j) {
+	// A wrapped pod's containers end one by one while its job runs (its init containers first):
+	// their exit codes change what the pod shows though the job's view does not.
+	exits := p.exits(t.pod, j)
+	if sameJobView(t.job, j) && maps.Equal(t.exits, exits) {
 		return us
 	}
-	t.job = j
+	t.job, t.exits = j, exits
 	t.ended = terminal(j.GetState())
 	np := t.pod.DeepCopy()
-	np.Status = *translate.PodStatusWithExits(np, j, p.now(), p.exits(np, j))
+	np.Status = *translate.PodStatusWithExits(np, j, p.now(), exits)
 	t.pod = np
 	if cb := p.notifier[t.node]; cb != nil {
 		us = append(us, update{cb, np.DeepCopy()})
