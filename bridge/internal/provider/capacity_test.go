@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	pb "github.com/tessera-hpc/tessera/bridge/internal/gen/tesserav1"
 )
@@ -37,5 +38,40 @@ func TestPartitionCapacity(t *testing.T) {
 	none := PartitionCapacity("gpu", nodes[2:], nil, nil, 100)
 	if none.UsableNodes != 0 || none.Why != "partition gpu has no usable node (tn4 DOWN)" {
 		t.Errorf("no usable node: %+v", none)
+	}
+}
+
+// Pods that hold nothing in Tessera yet (a group gathering its members, a job Tessera queues)
+// are given back to the node's allocatable: kube-scheduler counts every bound pod, and waiting
+// pods must not keep the rest of their group (and every other pod) from being bound (issue 18:
+// 1,000 pods in groups of 10 on 100 CPUs stopped at partly bound groups).
+func TestWaitingPodsRequestsAreGivenBack(t *testing.T) {
+	pod := func(cpu, initCPU string) *corev1.Pod {
+		p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("16Mi")}}},
+			{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("500m")}}}}}}
+		if initCPU != "" {
+			p.Spec.InitContainers = []corev1.Container{{Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(initCPU)}}}}
+		}
+		return p
+	}
+	r := PodRequests(pod("1", "4"))
+	if cpu := r[corev1.ResourceCPU]; cpu.MilliValue() != 4000 {
+		t.Errorf("an init container's larger request wins: cpu %s", cpu.String())
+	}
+	p := NewPods(nil, nil)
+	p.pods = map[string]*tracked{
+		"ns/gathering": {pod: pod("1", ""), node: "tessera-cpu"}, // no job yet
+		"ns/queued":    {pod: pod("2", ""), node: "tessera-cpu", jobID: 7, job: &pb.JobInfo{State: pb.JobState_PENDING}},
+		"ns/running":   {pod: pod("3", ""), node: "tessera-cpu", jobID: 8, job: &pb.JobInfo{State: pb.JobState_RUNNING}},
+		"ns/ended":     {pod: pod("5", ""), node: "tessera-cpu", jobID: 9, ended: true},
+		"ns/other":     {pod: pod("6", ""), node: "tessera-gpu"},
+	}
+	w := p.waitingRequests("tessera-cpu")
+	if cpu, mem := w[corev1.ResourceCPU], w[corev1.ResourceMemory]; cpu.MilliValue() != 4000 || mem.Value() != 32<<20 {
+		t.Errorf("waiting requests %v, want cpu 4 (1.5 + 2.5) and 32Mi", w)
 	}
 }
