@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pb "github.com/tessera-hpc/tessera/bridge/internal/gen/tesserav1"
 )
@@ -73,5 +74,29 @@ func TestWaitingPodsRequestsAreGivenBack(t *testing.T) {
 	w := p.waitingRequests("tessera-cpu")
 	if cpu, mem := w[corev1.ResourceCPU], w[corev1.ResourceMemory]; cpu.MilliValue() != 4000 || mem.Value() != 32<<20 {
 		t.Errorf("waiting requests %v, want cpu 4 (1.5 + 2.5) and 32Mi", w)
+	}
+}
+
+// Updates of one pod made in one order and sent by two goroutines in the other: the older is
+// dropped, so the last status the library gets is the newest (issue 18: a gang of /bin/true pods
+// left a pod Running for good when its start's update was sent after its end's).
+func TestSendDropsAnUpdateOlderThanOneSent(t *testing.T) {
+	p := NewPods(nil, nil)
+	var got []corev1.PodPhase
+	cb := func(pod *corev1.Pod) { got = append(got, pod.Status.Phase) }
+	mk := func(phase corev1.PodPhase) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g0-9"},
+			Status: corev1.PodStatus{Phase: phase}}
+	}
+	p.mu.Lock()
+	running := p.newUpdate(cb, mk(corev1.PodRunning))
+	succeeded := p.newUpdate(cb, mk(corev1.PodSucceeded))
+	other := p.newUpdate(cb, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g0-8"},
+		Status: corev1.PodStatus{Phase: corev1.PodPending}})
+	p.mu.Unlock()
+	p.send([]update{succeeded})
+	p.send([]update{running, other})
+	if len(got) != 2 || got[0] != corev1.PodSucceeded || got[1] != corev1.PodPending {
+		t.Errorf("sent %v, want [Succeeded Pending] (the stale Running dropped)", got)
 	}
 }
