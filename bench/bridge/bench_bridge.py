@@ -14,9 +14,12 @@ the tests' Kubernetes control plane (tests/bridge/k8s_harness.py) and tessera-br
    /bin/true'` (what the bridge submits for a group) and 1,000 `tbatch --wrap /bin/true`.
 
 Prints each part's figures as a JSON line as soon as it is measured. Run by bench/bridge/run.
-Status (2026-12-02): run once at --reps 3 --groups 10 on the loaded VM; the latency and pods
-parts ran (100 pods in 10 groups all Succeeded), but the plain `tbatch -n10 --wrap 'trun
-/bin/true'` jobs stayed RUNNING (some of them) and the run was stopped: no figures yet.
+Figures: bench/RESULTS.md, "Kubernetes bridge (issue 18)". What it found on the way (session 6):
+the plain `tbatch -n10 --wrap 'trun /bin/true'` jobs that stayed RUNNING were a noded deadlock
+(two steps' tasks holding each other's cgroup gate pipes, fixed in noded/task_set.cc); the pods
+part stopped with partly bound groups filling the virtual node (the bridge now gives pods that
+hold nothing in Tessera back to allocatable) and, once past that, left a few gang pods Running
+after their job ended (status updates sent out of order; fixed in the provider).
 """
 import argparse
 import json
