@@ -138,6 +138,8 @@ def main():
     ap.add_argument("--groups", type=int, default=100)
     ap.add_argument("--group-size", type=int, default=10)
     ap.add_argument("--skip", default="", help="comma list of: latency,pods,plain-gangs,plain-jobs")
+    ap.add_argument("--kube-api-qps", type=int, default=0,
+                    help="the bridge's --kube-api-qps (burst twice it); 0 = the bridge's default")
     a = ap.parse_args()
     skip = set(a.skip.split(","))
     k8s_bin = os.environ["TESSERA_K8S_BIN"]
@@ -154,7 +156,10 @@ def main():
         cp.kubectl(["create", "namespace", NS])
         wait_for(lambda: cp.kubectl(["get", "serviceaccount", "default", "-n", NS],
                                     check=False).returncode == 0, timeout=60, what="service account")
-        bridge = Bridge(cluster, cp, mapping, ["--max-pods=5000"]).start()
+        qps = [f"--kube-api-qps={a.kube_api_qps}", f"--kube-api-burst={2 * a.kube_api_qps}"] \
+            if a.kube_api_qps else []
+        result["kube_api_qps"] = a.kube_api_qps or "default"
+        bridge = Bridge(cluster, cp, mapping, ["--max-pods=5000", *qps]).start()
         wait_for(lambda: node_ready(cp), timeout=120, interval=0.5, what="the virtual node Ready")
         watch = PhaseWatch(cp)
         time.sleep(1)
