@@ -140,6 +140,8 @@ def main():
     ap.add_argument("--skip", default="", help="comma list of: latency,pods,plain-gangs,plain-jobs")
     ap.add_argument("--kube-api-qps", type=int, default=0,
                     help="the bridge's --kube-api-qps (burst twice it); 0 = the bridge's default")
+    ap.add_argument("--node-status-period", default="",
+                    help="the bridge's --node-status-period (e.g. 2s); empty = the bridge's default")
     a = ap.parse_args()
     skip = set(a.skip.split(","))
     k8s_bin = os.environ["TESSERA_K8S_BIN"]
@@ -159,6 +161,8 @@ def main():
         qps = [f"--kube-api-qps={a.kube_api_qps}", f"--kube-api-burst={2 * a.kube_api_qps}"] \
             if a.kube_api_qps else []
         result["kube_api_qps"] = a.kube_api_qps or "default"
+        if a.node_status_period:
+            qps.append(f"--node-status-period={a.node_status_period}")
         bridge = Bridge(cluster, cp, mapping, ["--max-pods=5000", *qps]).start()
         wait_for(lambda: node_ready(cp), timeout=120, interval=0.5, what="the virtual node Ready")
         watch = PhaseWatch(cp)

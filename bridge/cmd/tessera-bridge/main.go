@@ -50,7 +50,7 @@ type flags struct {
 	partitions, nodePrefix, nodeIP, listen, tlsCert, tlsKey, clientCA string
 	trun, tesseraConf, podman, podmanRuntime                          string
 	maxPods                                                           int64
-	poll                                                              time.Duration
+	poll, nodeStatusPeriod                                            time.Duration
 	kubeQPS                                                           float64
 	kubeBurst                                                         int
 }
@@ -79,6 +79,8 @@ func parseFlags() flags {
 	flag.IntVar(&f.kubeBurst, "kube-api-burst", 100, "bursts of requests to the apiserver")
 	flag.DurationVar(&f.poll, "poll", 5*time.Second, "how often every followed job is re-read from tessera-ctld "+
 		"(changes are followed as they happen through WatchJobs; this catches pending reasons, which have no event)")
+	flag.DurationVar(&f.nodeStatusPeriod, "node-status-period", 10*time.Second,
+		"how often each virtual node's capacity, allocatable and conditions are re-read from tessera-ctld")
 	flag.StringVar(&f.trun, "trun", "trun", "trun on the Tessera nodes: a pod group's gang job runs its pods through it")
 	flag.StringVar(&f.tesseraConf, "tessera-conf", os.Getenv("TESSERA_CONF"),
 		"TESSERA_CONF given to gang jobs (trun reads it); empty = the nodes' default")
@@ -248,7 +250,7 @@ func newNode(ctx context.Context, f flags, client kubernetes.Interface, pods *pr
 		n.Status.NodeInfo = corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "amd64",
 			KubeletVersion: "tessera-bridge", OSImage: "Tessera partition " + part}
 		ns := pods.NewNodeStatus(ctx, n, part, f.maxPods)
-		go ns.Run(ctx, 10*time.Second)
+		go ns.Run(ctx, f.nodeStatusPeriod)
 		return pods.Node(name, part), ns, nil
 	}, nodeutil.WithClient(client), func(c *nodeutil.NodeConfig) error {
 		c.NumWorkers = 4
