@@ -64,10 +64,20 @@ struct ChildArgs {
   ::dup2(a.devnull, 0);
   ::dup2(a.out, 1);
   ::dup2(a.err, 2);
-  if (a.gate >= 0) {  // wait until noded moved us into the job's cgroup (it closes gate_w)
-    ::close(a.gate_w);
+  // Close every other descriptor inherited from noded before waiting on the gate: among them
+  // are the gate and output pipes of tasks another RunTasks thread is starting at this moment.
+  // Holding another task's gate open while waiting on our own deadlocks both tasks when each
+  // holds the other's (both pipes made before either fork): issue 18's trun steps that never
+  // ran under load. (O_CLOEXEC only helps from exec on.)
+  int gate = a.gate;
+  if (gate >= 0 && gate != 3) {
+    gate = ::dup2(a.gate, 3) == 3 ? 3 : -1;  // (fd 3 was no one's we need: 0-2 are set above)
+  }
+  ::close_range(gate >= 0 ? 4 : 3, ~0U, 0);
+  if (a.gate >= 0 && gate < 0) ::_exit(126);
+  if (gate >= 0) {  // wait until noded moved us into the job's cgroup (it closes its gate end)
     char c;
-    while (::read(a.gate, &c, 1) < 0 && errno == EINTR) {
+    while (::read(gate, &c, 1) < 0 && errno == EINTR) {
     }
   }
   const TaskPlan& p = *a.plan;

@@ -4,7 +4,9 @@
 //
 // Each task: its own process group; the step user's supplementary groups, gid and uid (when
 // noded is root; otherwise only noded's own uid can run, else Start fails); joins the job's
-// cgroup before exec when `cgroup` is set (noded moves it while it waits on a gate pipe);
+// cgroup before exec when `cgroup` is set (noded moves it while it waits on a gate pipe; it first
+// closes every descriptor it inherited but its own, so that tasks started at once by other
+// threads never wait on each other's gates);
 // stdin /dev/null; stdout and stderr are pipes read by Run; chdir(cwd); execvp of argv with the
 // task's own environment (PATH from it). An exec failure prints
 // "tessera-noded: error: execve(): <prog>: <reason>" on the task's stderr and exits 127

@@ -14,9 +14,12 @@ the tests' Kubernetes control plane (tests/bridge/k8s_harness.py) and tessera-br
    /bin/true'` (what the bridge submits for a group) and 1,000 `tbatch --wrap /bin/true`.
 
 Prints each part's figures as a JSON line as soon as it is measured. Run by bench/bridge/run.
-Status (2026-12-02): run once at --reps 3 --groups 10 on the loaded VM; the latency and pods
-parts ran (100 pods in 10 groups all Succeeded), but the plain `tbatch -n10 --wrap 'trun
-/bin/true'` jobs stayed RUNNING (some of them) and the run was stopped: no figures yet.
+Figures: bench/RESULTS.md, "Kubernetes bridge (issue 18)". What it found on the way (session 6):
+the plain `tbatch -n10 --wrap 'trun /bin/true'` jobs that stayed RUNNING were a noded deadlock
+(two steps' tasks holding each other's cgroup gate pipes, fixed in noded/task_set.cc); the pods
+part stopped with partly bound groups filling the virtual node (the bridge now gives pods that
+hold nothing in Tessera back to allocatable) and, once past that, left a few gang pods Running
+after their job ended (status updates sent out of order; fixed in the provider).
 """
 import argparse
 import json
@@ -135,6 +138,10 @@ def main():
     ap.add_argument("--groups", type=int, default=100)
     ap.add_argument("--group-size", type=int, default=10)
     ap.add_argument("--skip", default="", help="comma list of: latency,pods,plain-gangs,plain-jobs")
+    ap.add_argument("--kube-api-qps", type=int, default=0,
+                    help="the bridge's --kube-api-qps (burst twice it); 0 = the bridge's default")
+    ap.add_argument("--node-status-period", default="",
+                    help="the bridge's --node-status-period (e.g. 2s); empty = the bridge's default")
     a = ap.parse_args()
     skip = set(a.skip.split(","))
     k8s_bin = os.environ["TESSERA_K8S_BIN"]
@@ -151,7 +158,12 @@ def main():
         cp.kubectl(["create", "namespace", NS])
         wait_for(lambda: cp.kubectl(["get", "serviceaccount", "default", "-n", NS],
                                     check=False).returncode == 0, timeout=60, what="service account")
-        bridge = Bridge(cluster, cp, mapping, ["--max-pods=5000"]).start()
+        qps = [f"--kube-api-qps={a.kube_api_qps}", f"--kube-api-burst={2 * a.kube_api_qps}"] \
+            if a.kube_api_qps else []
+        result["kube_api_qps"] = a.kube_api_qps or "default"
+        if a.node_status_period:
+            qps.append(f"--node-status-period={a.node_status_period}")
+        bridge = Bridge(cluster, cp, mapping, ["--max-pods=5000", *qps]).start()
         wait_for(lambda: node_ready(cp), timeout=120, interval=0.5, what="the virtual node Ready")
         watch = PhaseWatch(cp)
         time.sleep(1)

@@ -82,6 +82,12 @@ def main(run, bin_dir, k8s_bin, user):
     try:
         wait_for(lambda: bridge.poll() is None and node_ready(cp, "tessera-cpu"), timeout=120,
                  interval=0.5, what="virtual node tessera-cpu Ready")
+        # A pod is refused until the controller-manager has made its namespace's service
+        # account (seconds after a fresh start on a loaded machine).
+        for ns in ["default"] + (["oci"] if podman else []):
+            wait_for(lambda: cp.kubectl(["get", "serviceaccount", "default", "-n", ns],
+                                        check=False).returncode == 0,
+                     timeout=120, interval=0.5, what=f"service account default in {ns}")
     except AssertionError:
         with open(os.path.join(run, "log", "bridge.log"), errors="replace") as f:
             print("".join(f.readlines()[-20:]))

@@ -88,6 +88,7 @@ def cluster(image):
 
 @needs_provider
 @pytest.mark.parametrize("test", ["TestE2EMultiContainerPodRunsInitFirstAndReportsEachExitCode",
+                                  "TestE2EEndedInitContainerIsTerminatedWhileThePodRuns",
                                   "TestE2EExecRunsInTheJobsCgroupAsTheUser"])
 def test_host_runtime(cluster, test):
     run_go(cluster, test, None)

@@ -39,8 +39,8 @@ from harness import ROOT, BUILD, TEST_USERS, ensure_user, wait_for
 from multihost import Host, Network, sh
 
 USER = TEST_USERS[0]
-PACKAGES = ("tessera-slurm-compat", "tessera-client", "tessera-node", "tessera-controller",
-            "tessera-common")
+PACKAGES = ("tessera-bridge", "tessera-slurm-compat", "tessera-client", "tessera-node",
+            "tessera-controller", "tessera-common")
 # Paths the packages create outside their file lists (postinst, tmpfiles.d).
 CREATED = ("/var/lib/tessera", "/var/log/tessera", "/var/spool/tessera", "/etc/tessera",
            "/run/tessera", "/var/backups/tessera")
@@ -296,6 +296,27 @@ def test_controller_restart_keeps_state_and_serves_again(site):
     assert int(after) > int(before)
     assert wait_state(site, after, ("COMPLETED", "FAILED"), timeout=90) == "COMPLETED"
     site.host("login").run(f"tcancel {before}", user=USER)
+
+
+def test_bridge_package_installs_and_answers_version(site):
+    """Issue 18: tessera-bridge's package (made where Go is installed) installs beside the
+    others: the program answers --version, its unit names installed files, its options file and
+    example mapping are conffiles; the unit is not enabled."""
+    debs = glob.glob(os.path.join(site.pkgdir, "tessera-bridge_*.deb"))
+    if not debs:
+        pytest.skip("no tessera-bridge package (CMake found no Go)")
+    p = sh(["apt-get", "install", "-y", "-q", "./" + os.path.basename(debs[0])], cwd=site.pkgdir,
+           env={"DEBIAN_FRONTEND": "noninteractive", "PATH": os.environ["PATH"]}, check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+    v = sh(["/usr/sbin/tessera-bridge", "--version"]).stdout
+    assert re.fullmatch(r"tessera-bridge \d+\.\d+\.\d+\n", v), v
+    text = open("/lib/systemd/system/tessera-bridge.service").read()
+    assert "ExecStart=/usr/sbin/tessera-bridge $TESSERA_BRIDGE_OPTS" in text
+    for d in re.search(r"^Documentation=(.*)$", text, re.M).group(1).split():
+        assert d.startswith("file:") and os.path.isfile(d[5:]), d
+    conf = sh(["dpkg-query", "-W", "-f", "${Conffiles}", "tessera-bridge"]).stdout
+    assert "/etc/default/tessera-bridge" in conf and "/etc/tessera/bridge-mapping.yaml.example" in conf
+    assert not os.path.lexists("/etc/systemd/system/multi-user.target.wants/tessera-bridge.service")
 
 
 def purge_and_check_nothing_left(site, pkgdirs):

@@ -42,12 +42,15 @@ import (
 	"github.com/tessera-hpc/tessera/bridge/internal/runtime"
 )
 
+// version is set at build time (scripts/build-bridge: -X main.version=<the CMake project version>).
+var version = "dev"
+
 type flags struct {
 	kubeconfig, ctldAddr, ctldCA, ctldName, mungeSocket, mappingPath  string
 	partitions, nodePrefix, nodeIP, listen, tlsCert, tlsKey, clientCA string
 	trun, tesseraConf, podman, podmanRuntime                          string
 	maxPods                                                           int64
-	poll                                                              time.Duration
+	poll, nodeStatusPeriod                                            time.Duration
 	kubeQPS                                                           float64
 	kubeBurst                                                         int
 }
@@ -76,10 +79,17 @@ func parseFlags() flags {
 	flag.IntVar(&f.kubeBurst, "kube-api-burst", 100, "bursts of requests to the apiserver")
 	flag.DurationVar(&f.poll, "poll", 5*time.Second, "how often every followed job is re-read from tessera-ctld "+
 		"(changes are followed as they happen through WatchJobs; this catches pending reasons, which have no event)")
+	flag.DurationVar(&f.nodeStatusPeriod, "node-status-period", 10*time.Second,
+		"how often each virtual node's capacity, allocatable and conditions are re-read from tessera-ctld")
 	flag.StringVar(&f.trun, "trun", "trun", "trun on the Tessera nodes: a pod group's gang job runs its pods through it")
 	flag.StringVar(&f.tesseraConf, "tessera-conf", os.Getenv("TESSERA_CONF"),
 		"TESSERA_CONF given to gang jobs (trun reads it); empty = the nodes' default")
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
+	if *showVersion {
+		fmt.Println("tessera-bridge", version)
+		os.Exit(0)
+	}
 	return f
 }
 
@@ -240,7 +250,7 @@ func newNode(ctx context.Context, f flags, client kubernetes.Interface, pods *pr
 		n.Status.NodeInfo = corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "amd64",
 			KubeletVersion: "tessera-bridge", OSImage: "Tessera partition " + part}
 		ns := pods.NewNodeStatus(ctx, n, part, f.maxPods)
-		go ns.Run(ctx, 10*time.Second)
+		go ns.Run(ctx, f.nodeStatusPeriod)
 		return pods.Node(name, part), ns, nil
 	}, nodeutil.WithClient(client), func(c *nodeutil.NodeConfig) error {
 		c.NumWorkers = 4

@@ -149,3 +149,30 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// PodRequests is what kube-scheduler counts a pod for on its node: per resource, the sum of its
+// containers' requests, at least each init container's, plus its overhead.
+func PodRequests(pod *corev1.Pod) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, c := range pod.Spec.Containers {
+		AddResources(out, c.Resources.Requests)
+	}
+	for _, c := range pod.Spec.InitContainers {
+		for name, q := range c.Resources.Requests {
+			if cur, ok := out[name]; !ok || q.Cmp(cur) > 0 {
+				out[name] = q.DeepCopy()
+			}
+		}
+	}
+	AddResources(out, pod.Spec.Overhead)
+	return out
+}
+
+// AddResources adds `more` into `into`.
+func AddResources(into, more corev1.ResourceList) {
+	for name, q := range more {
+		cur := into[name]
+		cur.Add(q)
+		into[name] = cur
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pb "github.com/tessera-hpc/tessera/bridge/internal/gen/tesserav1"
 )
@@ -37,5 +39,64 @@ func TestPartitionCapacity(t *testing.T) {
 	none := PartitionCapacity("gpu", nodes[2:], nil, nil, 100)
 	if none.UsableNodes != 0 || none.Why != "partition gpu has no usable node (tn4 DOWN)" {
 		t.Errorf("no usable node: %+v", none)
+	}
+}
+
+// Pods that hold nothing in Tessera yet (a group gathering its members, a job Tessera queues)
+// are given back to the node's allocatable: kube-scheduler counts every bound pod, and waiting
+// pods must not keep the rest of their group (and every other pod) from being bound (issue 18:
+// 1,000 pods in groups of 10 on 100 CPUs stopped at partly bound groups).
+func TestWaitingPodsRequestsAreGivenBack(t *testing.T) {
+	pod := func(cpu, initCPU string) *corev1.Pod {
+		p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("16Mi")}}},
+			{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("500m")}}}}}}
+		if initCPU != "" {
+			p.Spec.InitContainers = []corev1.Container{{Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(initCPU)}}}}
+		}
+		return p
+	}
+	r := PodRequests(pod("1", "4"))
+	if cpu := r[corev1.ResourceCPU]; cpu.MilliValue() != 4000 {
+		t.Errorf("an init container's larger request wins: cpu %s", cpu.String())
+	}
+	p := NewPods(nil, nil)
+	p.pods = map[string]*tracked{
+		"ns/gathering": {pod: pod("1", ""), node: "tessera-cpu"}, // no job yet
+		"ns/queued":    {pod: pod("2", ""), node: "tessera-cpu", jobID: 7, job: &pb.JobInfo{State: pb.JobState_PENDING}},
+		"ns/running":   {pod: pod("3", ""), node: "tessera-cpu", jobID: 8, job: &pb.JobInfo{State: pb.JobState_RUNNING}},
+		"ns/ended":     {pod: pod("5", ""), node: "tessera-cpu", jobID: 9, ended: true},
+		"ns/other":     {pod: pod("6", ""), node: "tessera-gpu"},
+	}
+	w := p.waitingRequests("tessera-cpu")
+	if cpu, mem := w[corev1.ResourceCPU], w[corev1.ResourceMemory]; cpu.MilliValue() != 4000 || mem.Value() != 32<<20 {
+		t.Errorf("waiting requests %v, want cpu 4 (1.5 + 2.5) and 32Mi", w)
+	}
+}
+
+// Updates of one pod made in one order and sent by two goroutines in the other: the older is
+// dropped, so the last status the library gets is the newest (issue 18: a gang of /bin/true pods
+// left a pod Running for good when its start's update was sent after its end's).
+func TestSendDropsAnUpdateOlderThanOneSent(t *testing.T) {
+	p := NewPods(nil, nil)
+	var got []corev1.PodPhase
+	cb := func(pod *corev1.Pod) { got = append(got, pod.Status.Phase) }
+	mk := func(phase corev1.PodPhase) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g0-9"},
+			Status: corev1.PodStatus{Phase: phase}}
+	}
+	p.mu.Lock()
+	running := p.newUpdate(cb, mk(corev1.PodRunning))
+	succeeded := p.newUpdate(cb, mk(corev1.PodSucceeded))
+	other := p.newUpdate(cb, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "g0-8"},
+		Status: corev1.PodStatus{Phase: corev1.PodPending}})
+	p.mu.Unlock()
+	p.send([]update{succeeded})
+	p.send([]update{running, other})
+	if len(got) != 2 || got[0] != corev1.PodSucceeded || got[1] != corev1.PodPending {
+		t.Errorf("sent %v, want [Succeeded Pending] (the stale Running dropped)", got)
 	}
 }

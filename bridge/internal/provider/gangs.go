@@ -125,7 +125,7 @@ func (g *gangs) add(ctx context.Context, pod *corev1.Pod, node, partition string
 	grp.waiting = append(grp.waiting, k)
 	us := g.showWaiting(ref, grp, nil)
 	p.mu.Unlock()
-	send(us)
+	p.send(us)
 	g.maybeStart(ctx, ref)
 	return true, nil
 }
@@ -165,14 +165,14 @@ func (g *gangs) maybeStart(ctx context.Context, ref podgroup.Ref) {
 		grp.why = err.Error()
 		us := g.showWaiting(ref, grp, nil)
 		p.mu.Unlock()
-		send(us)
+		p.send(us)
 		return
 	}
 	grp.min, grp.why = need, ""
 	if len(grp.waiting) < need {
 		us := g.showWaiting(ref, grp, nil)
 		p.mu.Unlock()
-		send(us)
+		p.send(us)
 		return
 	}
 	grp.starting = true
@@ -206,7 +206,7 @@ func (g *gangs) maybeStart(ctx context.Context, ref podgroup.Ref) {
 		}
 	}
 	p.mu.Unlock()
-	send(us)
+	p.send(us)
 	if gone { // a member's deletion ends the gang, also when it came first
 		if _, err := p.api.CancelJob(ctx, &pb.CancelJobRequest{JobIds: []uint64{jobID}}); err != nil {
 			log.G(ctx).Warnf("%s: cancelling gang job %d after a member was deleted: %v", ref, jobID, err)
@@ -257,7 +257,7 @@ func (g *gangs) showWaiting(ref podgroup.Ref, grp *gang, us []update) []update {
 		t.pod = t.pod.DeepCopy()
 		t.pod.Status = *st
 		if cb := g.p.notifier[t.node]; cb != nil {
-			us = append(us, update{cb, t.pod.DeepCopy()})
+			us = append(us, g.p.newUpdate(cb, t.pod.DeepCopy()))
 		}
 	}
 	return us
@@ -307,7 +307,7 @@ func (g *gangs) tick(ctx context.Context) {
 		}
 	}
 	p.mu.Unlock()
-	send(us)
+	p.send(us)
 	for _, ref := range retry {
 		g.maybeStart(ctx, ref)
 	}

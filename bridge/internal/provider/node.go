@@ -92,6 +92,17 @@ func (s *NodeStatus) refresh(ctx context.Context) bool {
 	old := s.node.Status.DeepCopy()
 	st := &s.node.Status
 	if c.Capacity != nil {
+		// kube-scheduler takes every bound pod's requests off allocatable, also those of pods
+		// whose job Tessera still queues (or that wait for the rest of their group): they hold
+		// nothing yet, so they are given back. Otherwise pods waiting in Tessera's queue would
+		// fill the node in Kubernetes' view, and partly bound groups could keep the rest of
+		// their members (and every other pod) unscheduled for good.
+		for name, q := range s.pods.waitingRequests(s.node.Name) {
+			if cur, ok := c.Allocatable[name]; ok { // only what the node offers
+				cur.Add(q)
+				c.Allocatable[name] = cur
+			}
+		}
 		st.Capacity, st.Allocatable = c.Capacity, c.Allocatable
 	}
 	cond := func(t corev1.NodeConditionType, status corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
@@ -131,6 +142,23 @@ func (p *Pods) jobIDs() map[uint64]bool {
 	out := map[uint64]bool{}
 	for _, id := range p.adopted {
 		out[id] = true
+	}
+	return out
+}
+
+// waitingRequests sums the requests of the pods bound to `node` whose job holds no allocation
+// in Tessera: not submitted yet (a group still gathering its members) or pending.
+func (p *Pods) waitingRequests(node string) corev1.ResourceList {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := corev1.ResourceList{}
+	for _, t := range p.pods {
+		if t.node != node || t.ended {
+			continue
+		}
+		if st := t.job.GetState(); t.job == nil || st == pb.JobState_PENDING {
+			AddResources(out, PodRequests(t.pod))
+		}
 	}
 	return out
 }

@@ -9,6 +9,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -28,8 +29,9 @@ type tracked struct {
 	pod   *corev1.Pod // as last given by the pod controller, status ours
 	node  string
 	jobID uint64
-	job   *pb.JobInfo // last seen (a gang member's view of it); nil before the first listing
-	ended bool        // deleted from Kubernetes, or its job ended
+	job   *pb.JobInfo      // last seen (a gang member's view of it); nil before the first listing
+	exits map[string]int32 // the exit codes its containers recorded (wrapped pods), last seen
+	ended bool             // deleted from Kubernetes, or its job ended
 	// A pod group's member (gangs.go): jobID is 0 until the group's gang job is submitted.
 	member *gangMember
 }
@@ -48,12 +50,17 @@ type Pods struct {
 	notifier map[string]func(*corev1.Pod) // node name -> the library's status callback
 	gangs    *gangs                       // pod groups (EnableGroups); nil = every pod alone
 	events   Recorder                     // Kubernetes events on pods (SetRecorder); may be nil
+	seq      uint64                       // the last update made (newUpdate)
+
+	sendMu sync.Mutex        // held while updates are sent (send); never while taking mu
+	sent   map[string]uint64 // "ns/name" -> the last update sent
 }
 
 // NewPods makes the pod side of the bridge. Call Adopt before the nodes run.
 func NewPods(api pb.ControllerClient, table *mapping.Table) *Pods {
 	return &Pods{api: api, table: table, now: time.Now, pods: map[string]*tracked{},
-		adopted: map[types.UID]uint64{}, notifier: map[string]func(*corev1.Pod){}}
+		adopted: map[types.UID]uint64{}, notifier: map[string]func(*corev1.Pod){},
+		sent: map[string]uint64{}}
 }
 
 // Adopt learns which jobs ctld already runs for pods (JobSpec.k8s_pod_uids: one UID for a
@@ -214,18 +221,37 @@ func (p *Pods) refreshJobs(ctx context.Context, ids []uint64) error {
 		}
 	}
 	p.mu.Unlock()
-	send(updates)
+	p.send(updates)
 	return nil
 }
 
-// update is a pod status to report through its node's callback (outside p.mu).
+// update is a pod status to report through its node's callback (outside p.mu); seq orders the
+// updates as they were made (under p.mu).
 type update struct {
 	cb  func(*corev1.Pod)
 	pod *corev1.Pod
+	seq uint64
 }
 
-func send(us []update) {
+// newUpdate makes an update (with p.mu held).
+func (p *Pods) newUpdate(cb func(*corev1.Pod), pod *corev1.Pod) update {
+	p.seq++
+	return update{cb, pod, p.seq}
+}
+
+// send reports updates made under p.mu, after it was released. Goroutines that made updates of
+// one pod may send them in another order than they made them (a gang of /bin/true pods: the
+// Running of its start sent after the Succeeded of its end, and the pod stayed Running for good,
+// issue 18's benchmark): an update older than one already sent for its pod is dropped.
+func (p *Pods) send(us []update) {
+	p.sendMu.Lock()
+	defer p.sendMu.Unlock()
 	for _, u := range us {
+		k := key(u.pod.Namespace, u.pod.Name)
+		if u.seq <= p.sent[k] {
+			continue
+		}
+		p.sent[k] = u.seq
 		u.cb(u.pod)
 	}
 }
@@ -237,16 +263,19 @@ func (p *Pods) observe(t *tracked, j *pb.JobInfo, us []update) []update {
 		t.member.job = j
 		j = t.member.view(j)
 	}
-	if sameJobView(t.job, j) {
+	// A wrapped pod's containers end one by one while its job runs (its init containers first):
+	// their exit codes change what the pod shows though the job's view does not.
+	exits := p.exits(t.pod, j)
+	if sameJobView(t.job, j) && maps.Equal(t.exits, exits) {
 		return us
 	}
-	t.job = j
+	t.job, t.exits = j, exits
 	t.ended = terminal(j.GetState())
 	np := t.pod.DeepCopy()
-	np.Status = *translate.PodStatusWithExits(np, j, p.now(), p.exits(np, j))
+	np.Status = *translate.PodStatusWithExits(np, j, p.now(), exits)
 	t.pod = np
 	if cb := p.notifier[t.node]; cb != nil {
-		us = append(us, update{cb, np.DeepCopy()})
+		us = append(us, p.newUpdate(cb, np.DeepCopy()))
 	}
 	return us
 }

@@ -96,6 +96,35 @@ func TestE2EMultiContainerPodRunsInitFirstAndReportsEachExitCode(t *testing.T) {
 	}
 }
 
+// While the job runs, an init container that has ended shows Terminated (Completed, exit 0) and
+// the pod's main container Running: what kubectl prints as Running, not Init:0/1 (issue 18, seen
+// with scripts/dev-cluster's example pod). The job's own view does not change meanwhile.
+func TestE2EEndedInitContainerIsTerminatedWhileThePodRuns(t *testing.T) {
+	e, ctx, n := newRuntimeE2E(t)
+	p := testPod("initdone", "team-a", `sleep 30`)
+	p.Spec.InitContainers = []corev1.Container{{Name: "prep", Command: []string{"/bin/true"}}}
+	if err := n.CreatePod(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPhase("initdone", corev1.PodRunning)
+	deadline := time.Now().Add(20 * time.Second)
+	var last *corev1.Pod
+	for time.Now().Before(deadline) {
+		last = e.status("initdone")
+		if ics := last.Status.InitContainerStatuses; len(ics) == 1 && ics[0].State.Terminated != nil {
+			if term := ics[0].State.Terminated; term.ExitCode != 0 || term.Reason != "Completed" {
+				t.Fatalf("init container ended %+v, want Completed with 0", term)
+			}
+			if last.Status.Phase != corev1.PodRunning || last.Status.ContainerStatuses[0].State.Running == nil {
+				t.Fatalf("pod %s, main %+v: want Running", last.Status.Phase, last.Status.ContainerStatuses[0].State)
+			}
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("the init container never showed its end while the pod ran: %+v", last.Status.InitContainerStatuses)
+}
+
 func TestE2EPodmanPodRunsItsImageAsTheUserInTheJobsCgroup(t *testing.T) {
 	image := os.Getenv("TESSERA_BRIDGE_E2E_IMAGE")
 	if image == "" {

@@ -1,12 +1,15 @@
 // trun's node side: the per-task environment, the grant check and store, TaskSet with real
 // processes, and the StepAgent service over a real in-process gRPC server with a fake codec.
 #include <grpcpp/grpcpp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <map>
 #include <thread>
 
@@ -191,6 +194,90 @@ TEST_CASE("TaskSet moves every task into the job's cgroup before it runs", "[ste
   CHECK(c.out[0] == std::to_string(cg.added[0]) + "\n");
   CHECK(c.out[1] == std::to_string(cg.added[1]) + "\n");
   CHECK(c.exits.size() == 2);
+}
+
+// Two steps starting at once on one node (issue 18: `tbatch -n10 --wrap 'trun ...'` jobs stayed
+// RUNNING under load). Each task waits on a gate pipe until noded has moved it into the job's
+// cgroup; a child forked by one thread inherits the other thread's open pipes. If both pipes are
+// made before either fork, each child holds the other's gate open while it waits on its own:
+// neither ever runs. This test forces that interleaving with a fork hook (both pipes made, then
+// both forks) and a cgroup whose AddPid waits until both tasks were forked.
+std::mutex g_fork_mu;
+std::condition_variable g_fork_cv;
+int g_fork_armed = 0;  // forks still to hold at the barrier
+int g_fork_waiting = 0;
+
+void HoldForkUntilBoth() {
+  std::unique_lock<std::mutex> lock(g_fork_mu);
+  if (g_fork_armed == 0) return;
+  --g_fork_armed;
+  ++g_fork_waiting;
+  g_fork_cv.notify_all();
+  g_fork_cv.wait_for(lock, std::chrono::seconds(5), [] { return g_fork_waiting >= 2; });
+}
+
+class BarrierCgroup final : public CgroupManager {
+ public:
+  std::mutex mu;
+  std::condition_variable cv;
+  int added = 0;
+  CgroupMode mode() const override { return CgroupMode::kV1; }
+  Status Create(const CgroupSpec&) override { return Status::Ok(); }
+  std::vector<std::string> ProcsFiles(const std::string&) const override { return {}; }
+  Status AddPid(const std::string&, pid_t) override {
+    std::unique_lock<std::mutex> lock(mu);
+    ++added;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(5), [&] { return added >= 2; });
+    return Status::Ok();
+  }
+  Result<std::vector<pid_t>> Procs(const std::string&) override { return std::vector<pid_t>{}; }
+  Status KillAll(const std::string&) override { return Status::Ok(); }
+  Result<bool> OomKilled(const std::string&) override { return false; }
+  Status Remove(const std::string&) override { return Status::Ok(); }
+};
+
+TEST_CASE("TaskSets of two steps starting at once both run (no gate pipe held by the other's task)",
+          "[step]") {
+  static bool registered = [] { return ::pthread_atfork(HoldForkUntilBoth, nullptr, nullptr) == 0; }();
+  REQUIRE(registered);
+  BarrierCgroup cg;
+  TaskPlan p = ShellPlan("echo ran$R", {0});
+  p.cgroup = &cg;
+  p.cgroup_name = "tessera/n1/job_7";
+  TaskPlan q = p;
+  q.tasks[0].rank = 1;
+  q.tasks[0].env = {"PATH=/usr/bin:/bin", "R=1"};
+  {
+    std::lock_guard<std::mutex> lock(g_fork_mu);
+    g_fork_armed = 2;
+    g_fork_waiting = 0;
+  }
+  TaskSet a(p, nullptr), b(q, nullptr);
+  Collected ca, cb;
+  bool started_a = false, started_b = false;  // (Catch2's assertions are for the main thread)
+  auto run = [](TaskSet& set, Collected& c, bool* started) {
+    *started = set.Start().ok();
+    if (!*started) return;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    set.Run([&](const v1::TaskOutput& m) { return c.Add(m); },
+            [&] { return std::chrono::steady_clock::now() > deadline; });  // a deadlock: killed
+  };
+  std::thread ta([&] { run(a, ca, &started_a); });
+  std::thread tb([&] { run(b, cb, &started_b); });
+  ta.join();
+  tb.join();
+  {
+    std::lock_guard<std::mutex> lock(g_fork_mu);
+    g_fork_armed = 0;
+  }
+  REQUIRE(started_a);
+  REQUIRE(started_b);
+  CHECK(g_fork_waiting == 2);  // the interleaving did happen
+  CHECK(ca.out[0] == "ran0\n");
+  CHECK(cb.out[1] == "ran1\n");
+  CHECK(ca.exits[0].exit_signal() == 0);
+  CHECK(cb.exits[1].exit_signal() == 0);
 }
 
 TEST_CASE("TaskSet reports a missing program as exit 127 with a message", "[step]") {
