@@ -8,6 +8,8 @@
 namespace tessera::cli {
 namespace {
 
+namespace pb = tessera::v1;
+
 pb::StepUsage Part(const std::string& node, uint32_t rank, uint64_t read, uint64_t write,
                    bool measured = true) {
   pb::StepUsage u;
@@ -48,7 +50,7 @@ TEST_CASE("disk fields: the largest task's with its node and task, averages, sac
   CHECK(V("MaxDiskRead", u) == "3M");
   CHECK(V("MaxDiskReadNode", u) == "n2");
   CHECK(V("MaxDiskReadTask", u) == "1");
-  CHECK(V("AveDiskRead", u) == std::to_string((4096 + 3 * 1024 * 1024) / 2));
+  CHECK(V("AveDiskRead", u) == "1538K");  // (4096 + 3 MiB) / 2 = 1574912 = 1538K exactly
   CHECK(V("MaxDiskWrite", u) == "5000");
   CHECK(V("MaxDiskWriteNode", u) == "n1");
   CHECK(V("MaxDiskWriteTask", u) == "0");
