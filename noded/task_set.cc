@@ -69,6 +69,19 @@ struct ChildArgs {
   int pmi = -1;                 // --mpi=pmi2: the task's end of its PMI socket (becomes fd 3)
 };
 
+// Closes every descriptor from 3 up except `x` and `y` (-1: none). Async-signal-safe.
+void CloseAllBut(int x, int y) {
+  int lo = std::min(x, y), hi = std::max(x, y);
+  if (lo < 3) lo = hi, hi = -1;  // at most one to keep
+  unsigned from = 3;
+  for (int keep : {lo, hi}) {
+    if (keep < 3) continue;
+    if (static_cast<unsigned>(keep) > from) ::close_range(from, static_cast<unsigned>(keep) - 1, 0);
+    from = static_cast<unsigned>(keep) + 1;
+  }
+  ::close_range(from, ~0U, 0);
+}
+
 // Runs in the forked child of a multi-threaded process: async-signal-safe calls only.
 [[noreturn]] void ExecTask(const ChildArgs& a) {
   sigset_t none;
@@ -86,8 +99,12 @@ struct ChildArgs {
     ::dup2(a.out, 1);
     ::dup2(a.err, 2);
   }
+  // Every inherited descriptor but the gate and the PMI socket goes now, before the gate wait:
+  // tasks forked at the same moment by other threads (other steps) hold each other's gate write
+  // ends until they exec, and two of them waiting on their gates would wait for ever (h19 s6:
+  // steps stuck RUNNING under load; found by the corpus run).
+  CloseAllBut(a.gate, a.pmi);
   if (a.gate >= 0) {  // wait until noded moved us into the job's cgroup (it closes gate_w)
-    ::close(a.gate_w);
     char c;
     while (::read(a.gate, &c, 1) < 0 && errno == EINTR) {
     }
