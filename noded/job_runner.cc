@@ -290,6 +290,7 @@ JobStatus Supervise(const Supervision& s) {
       if (si.ssi_signo == SIGCHLD) {
         int st = 0;
         struct rusage ru {};
+        if (s.batch_usage) FoldEndedIo(s.pid, s.batch_usage);  // disk figures (h19 s6)
         for (pid_t r; (r = ::wait4(-1, &st, WNOHANG, &ru)) > 0;)
           if (r == s.pid) {
             wstatus = st, exited = true;

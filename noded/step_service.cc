@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "common/file_io.h"
@@ -85,6 +87,20 @@ Result<TaskPlan> StepService::MakePlan(const v1::RunTasksRequest& req, const v1:
   plan.cwd = req.cwd();
   plan.argv.assign(req.argv().begin(), req.argv().end());
   plan.kill_wait_ms = opts_.kill_wait_s * 1000;
+  plan.pty = req.pty();  // issue 19 (h19 s6): rank 0 on a terminal
+  plan.pty_rows = static_cast<uint16_t>(std::min<uint32_t>(req.pty_rows(), 0xffff));
+  plan.pty_cols = static_cast<uint16_t>(std::min<uint32_t>(req.pty_cols(), 0xffff));
+  if (req.mpi() == "pmi2") {  // issue 19 (h19 s6): a PMI-2 server for the tasks here
+    Pmi2Server::Options pmi;
+    pmi.size = g.ntasks();
+    pmi.jobid = StepName(req.job_id(), req.step_id());
+    pmi.process_mapping = req.pmi_process_mapping();
+    pmi.local_ranks.assign(g.ranks().begin(), g.ranks().end());
+    plan.pmi = std::move(pmi);
+  } else if (!req.mpi().empty() && req.mpi() != "none") {
+    return InvalidArgument("RunTasks for step " + StepName(req.job_id(), req.step_id()) +
+                           ": unknown MPI type \"" + req.mpi() + "\" (pmi2 or none)");
+  }
   NodeFacts node;
   node.node_name = opts_.node_name;
   node.gpu_uuids = opts_.gpu_uuids;
@@ -209,6 +225,43 @@ grpc::Status StepService::AttachTasks(grpc::ServerContext* ctx,
     auto it = running_.find({req->job_id(), req->step_id()});
     if (it != running_.end() && it->second == tasks) tasks->Detach(att);
   }
+  return grpc::Status::OK;
+}
+
+// Issue 19 (h19 s6, --pty, --mpi=pmi2).
+grpc::Status StepService::SendInput(grpc::ServerContext* ctx,
+                                    grpc::ServerReader<v1::StepInput>* reader,
+                                    v1::SendInputResponse*) {
+  v1::StepInput in;
+  if (!reader->Read(&in)) return grpc::Status::OK;
+  auto grant = Authorize(*ctx, in.job_id(), in.step_id(), opts_.grant_wait);
+  if (!grant.ok()) return rpc::ToGrpc(grant.status());
+  const StepKey key{in.job_id(), in.step_id()};
+  std::string step = StepName(in.job_id(), in.step_id());
+  // Its RunTasks may not have started the tasks yet.
+  auto deadline = std::chrono::steady_clock::now() + opts_.grant_wait;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (running_.count(key)) break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline || ctx->IsCancelled())
+      return rpc::ToGrpc(FailedPrecondition("step " + step + " runs no tasks on node " +
+                                            opts_.node_name));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  do {
+    if (in.job_id() != key.first || in.step_id() != key.second)
+      return rpc::ToGrpc(InvalidArgument("SendInput for step " + step + " got a message for step " +
+                                         StepName(in.job_id(), in.step_id())));
+    std::lock_guard<std::mutex> lock(mu_);  // the set lives while it is in running_
+    auto it = running_.find(key);
+    if (it == running_.end())
+      return rpc::ToGrpc(FailedPrecondition("step " + step + " has ended on node " + opts_.node_name));
+    if (Status st = it->second->Input(in); !st.ok())
+      return rpc::ToGrpc(Status(st.code(), "node " + opts_.node_name + ": step " + step + ": " +
+                                               st.message()));
+  } while (reader->Read(&in));
   return grpc::Status::OK;
 }
 

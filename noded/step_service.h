@@ -71,6 +71,12 @@ class StepService final : public tessera::v1::StepAgent::Service {
   // running here: NOT_FOUND.
   grpc::Status AttachTasks(grpc::ServerContext* ctx, const tessera::v1::AttachTasksRequest* req,
                            grpc::ServerWriter<tessera::v1::TaskOutput>* writer) override;
+  // Issue 19 (h19 s6, --pty / --mpi=pmi2): trun's input for a step running here (TaskSet::Input
+  // for each message). The first message names the step; its RunTasks may trail by up to
+  // grant_wait. Every message must name the same step (INVALID_ARGUMENT). The step's user or root.
+  grpc::Status SendInput(grpc::ServerContext* ctx,
+                         grpc::ServerReader<tessera::v1::StepInput>* reader,
+                         tessera::v1::SendInputResponse* resp) override;
 
   // Agent thread: a StepGrant from the controller. On a node without the job's batch step the
   // job's cgroup here is made first (StepCgroups), then the grant is published.

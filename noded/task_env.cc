@@ -51,8 +51,12 @@ EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::
   env["TESSERA_NODENAME"] = node_name;
   env["SLURM_TOPOLOGY_ADDR"] = node_name;  // issue 19: this node's, not the batch node's
   env["SLURM_TOPOLOGY_ADDR_PATTERN"] = "node";
-  if (!grant.master_addr().empty()) env["MASTER_ADDR"] = grant.master_addr();
-  if (grant.master_port() > 0) env["MASTER_PORT"] = std::to_string(grant.master_port());
+  // A MASTER_ADDR/MASTER_PORT the step's caller exported wins (h19 s6: srun passes the
+  // environment through; scripts export MASTER_ADDR=$(scontrol show hostnames | head -n1)).
+  if (!grant.master_addr().empty() && !env.count("MASTER_ADDR"))
+    env["MASTER_ADDR"] = grant.master_addr();
+  if (grant.master_port() > 0 && !env.count("MASTER_PORT"))
+    env["MASTER_PORT"] = std::to_string(grant.master_port());
   env["RANK"] = std::to_string(rank);
   env["LOCAL_RANK"] = std::to_string(local_index);
   env["WORLD_SIZE"] = std::to_string(grant.ntasks());

@@ -12,7 +12,7 @@
 //   issue 19: SLURM_GTIDS (this node's ranks), SLURM_TOPOLOGY_ADDR (this node),
 //   SLURM_CPUS_ON_NODE (this node's CPUs of the job, when the grant carries the allocation)
 // a TESSERA_ twin of each SLURM_X (TESSERA_X; SLURMD_NODENAME's is TESSERA_NODENAME), and
-//   MASTER_ADDR MASTER_PORT (when the grant has them)  RANK LOCAL_RANK WORLD_SIZE
+//   MASTER_ADDR MASTER_PORT (when the grant has them and the caller did not export them)  RANK LOCAL_RANK WORLD_SIZE
 //   LOCAL_WORLD_SIZE (PyTorch's names)
 // and, when the grant carries this node's allocation (grant.alloc), this node's devices as
 // SetNodeGpuEnv computes them from node.gpu_uuids and node.hcas (CUDA_VISIBLE_DEVICES,

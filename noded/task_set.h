@@ -33,6 +33,7 @@
 
 #include "common/status.h"
 #include "noded/cgroup.h"
+#include "noded/pmi2.h"
 #include "noded/task_usage.h"
 #include "tessera/v1/step.pb.h"
 
@@ -58,6 +59,17 @@ struct TaskPlan {
   std::string usage_step;          // "step_<id>"
   std::string node_name;           // names this node in the usage
   int64_t kill_wait_ms = 30000;
+  // Issue 19 (h19 s6, trun --pty): rank 0 runs on a pseudo-terminal allocated here: its own
+  // session with the pty's slave as controlling terminal and as stdin, stdout and stderr
+  // (owned by the user, window pty_rows x pty_cols when given); the master's output is its
+  // stream 1; Input() writes to the master.
+  bool pty = false;
+  uint16_t pty_rows = 0, pty_cols = 0;
+  // Issue 19 (h19 s6, trun --mpi=pmi2): every task gets a socket to a PMI-2 server here
+  // (pmi2.h) as fd 3 with PMI_FD=3, PMI_RANK, PMI_SIZE and PMI_JOBID; a fence all local tasks
+  // entered is emitted as TaskOutput.pmi_fence and answered through Input(fence_result). A task
+  // calling PMI2_Abort cancels the set. Unset: no PMI.
+  std::optional<Pmi2Server::Options> pmi;
 };
 
 // The supplementary group list of `user` with primary group `gid` (getgrouplist).
@@ -80,6 +92,11 @@ class TaskSet {
   void Run(const Emit& emit, const std::function<bool()>& cancelled);
   // Thread-safe: signal to every live task's process group.
   void Signal(int sig);
+  // Thread-safe (issue 19, --pty, --mpi=pmi2): terminal input for rank 0's pty (bytes, EOF as
+  // the terminal's VEOF character, a new window size; FAILED_PRECONDITION without a pty here),
+  // and a PMI-2 fence's result (FAILED_PRECONDITION without PMI). A message naming only the
+  // step is fine.
+  Status Input(const tessera::v1::StepInput& in);
   // Thread-safe: asks Run to stop the tasks (SIGTERM, kill_wait, SIGKILL).
   void Cancel() { cancel_ = true; }
   // Thread-safe (issue 19, sstat): the live usage of the tasks still running here.
@@ -118,7 +135,11 @@ class TaskSet {
     TaskUsage usage;            // sampled while it runs; final figures after it ended
     std::string acct;           // its accounting cgroup; "" = none
     struct rusage ru {};        // wait4's, for tasks without one
+    int pmi = -1;               // --mpi=pmi2: our end of its PMI socket (under pmi_mu_)
   };
+  // --mpi=pmi2: serves what task p wrote on its PMI socket (Run's thread).
+  void ServePmi(Proc& p, const Emit& emit);
+  void ClosePmi(Proc& p, const Emit& emit);
   // Samples each running task's processes (VmSize, RSS) at most once a second.
   void SampleUsage(int64_t now);
   // Sends this node's usage (one TaskOutput.usage) and removes the accounting cgroups.
@@ -139,6 +160,10 @@ class TaskSet {
   std::vector<Proc> procs_;
   std::atomic<bool> cancel_{false};
   bool receiver_gone_ = false;
+  std::mutex pty_mu_;
+  int pty_in_ = -1;  // a dup of rank 0's pty master for Input(); -1 without a pty
+  std::mutex pmi_mu_;  // guards pmi_ and every Proc::pmi
+  std::unique_ptr<Pmi2Server> pmi_;
 };
 
 }  // namespace tessera::noded

@@ -1,6 +1,7 @@
 #include "noded/task_usage.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +28,13 @@ uint64_t Keyed(const std::string& path, const std::string& key) {
 }
 
 bool Exists(const std::string& p) { return ::access(p.c_str(), F_OK) == 0; }
+
+// Cumulative I/O counters: the largest reading wins (h19 s6).
+void FoldIo(uint64_t r, uint64_t w, TaskUsage* u) {
+  u->disk_measured = true;
+  u->disk_read_bytes = std::max(u->disk_read_bytes, r);
+  u->disk_write_bytes = std::max(u->disk_write_bytes, w);
+}
 
 Status MakeAll(const std::string& root, const std::string& name) {
   std::string path = root;
@@ -95,13 +103,18 @@ void TaskUsageCgroups::Sample(const std::string& name, TaskUsage* u) const {
   if (dirs.empty()) return;
   auto procs = ReadFile(dirs[0] + "/cgroup.procs");
   if (!procs.ok()) return;
-  uint64_t vm = 0, rss = 0;
+  uint64_t vm = 0, rss = 0, rchar = 0, wchar = 0;
+  bool io = false;
   for (pid_t p : ParsePidList(*procs)) {
     auto st = ReadFile("/proc/" + std::to_string(p) + "/status");
     if (!st.ok()) continue;
     vm += StatusKib(*st, "VmSize:");
     rss += StatusKib(*st, "VmRSS:");
+    uint64_t r = 0, w = 0;
+    if (auto t = ReadFile("/proc/" + std::to_string(p) + "/io"); t.ok() && ParseProcIo(*t, &r, &w))
+      rchar += r, wchar += w, io = true;
   }
+  if (io) FoldIo(rchar, wchar, u);
   u->max_vmsize_kib = std::max(u->max_vmsize_kib, vm);
   u->max_rss_kib = std::max(u->max_rss_kib, rss);
   u->cur_rss_kib = rss;
@@ -132,6 +145,24 @@ void TaskUsageCgroups::Read(const std::string& name, TaskUsage* u) const {
     u->user_ms = Keyed(f, "user") * 1000 / static_cast<uint64_t>(hz);
     u->system_ms = Keyed(f, "system") * 1000 / static_cast<uint64_t>(hz);
   }
+}
+
+bool ParseProcIo(const std::string& text, uint64_t* rchar, uint64_t* wchar) {
+  size_t r = text.find("rchar:"), w = text.find("wchar:");
+  if (r == std::string::npos || w == std::string::npos) return false;
+  *rchar = std::strtoull(text.c_str() + r + 6, nullptr, 10);
+  *wchar = std::strtoull(text.c_str() + w + 6, nullptr, 10);
+  return true;
+}
+
+void FoldEndedIo(pid_t pid, TaskUsage* u) {
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid != pid)
+    return;
+  auto t = ReadFile("/proc/" + std::to_string(pid) + "/io");
+  uint64_t r = 0, w = 0;
+  if (t.ok() && ParseProcIo(*t, &r, &w)) FoldIo(r, w, u);
 }
 
 void TaskUsageCgroups::RemoveStep(const std::string& job_cgroup, const std::string& step) const {
@@ -168,6 +199,17 @@ tessera::v1::StepUsage ToStepUsage(const std::vector<TaskUsage>& tasks, const st
     one.set_max_pages_task(t.rank);
     one.set_sum_pages(t.major_faults);
     one.set_cur_rss_kib(t.cur_rss_kib);
+    if (t.disk_measured) {
+      one.set_disk_measured(true);
+      one.set_max_disk_read_bytes(t.disk_read_bytes);
+      one.set_max_disk_read_node(node);
+      one.set_max_disk_read_task(t.rank);
+      one.set_sum_disk_read_bytes(t.disk_read_bytes);
+      one.set_max_disk_write_bytes(t.disk_write_bytes);
+      one.set_max_disk_write_node(node);
+      one.set_max_disk_write_task(t.rank);
+      one.set_sum_disk_write_bytes(t.disk_write_bytes);
+    }
     rpc::AddStepUsage(one, &out);
   }
   return out;
@@ -176,7 +218,10 @@ tessera::v1::StepUsage ToStepUsage(const std::vector<TaskUsage>& tasks, const st
 std::string FormatUsageText(const TaskUsage& u) {
   return std::to_string(u.max_rss_kib) + " " + std::to_string(u.max_vmsize_kib) + " " +
          std::to_string(u.user_ms) + " " + std::to_string(u.system_ms) + " " +
-         std::to_string(u.major_faults);
+         std::to_string(u.major_faults) +
+         (u.disk_measured ? " " + std::to_string(u.disk_read_bytes) + " " +
+                                std::to_string(u.disk_write_bytes)
+                          : "");
 }
 
 bool ParseUsageText(const std::string& text, TaskUsage* u) {
@@ -184,6 +229,8 @@ bool ParseUsageText(const std::string& text, TaskUsage* u) {
   TaskUsage v;
   if (!(in >> v.max_rss_kib >> v.max_vmsize_kib >> v.user_ms >> v.system_ms >> v.major_faults))
     return false;
+  if (in >> v.disk_read_bytes >> v.disk_write_bytes) v.disk_measured = true;  // h19 s6
+  else v.disk_read_bytes = v.disk_write_bytes = 0;
   *u = v;
   return true;
 }

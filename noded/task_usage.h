@@ -13,6 +13,14 @@
 //    processes, so it cannot enable any for children): cpu.stat user_usec/system_usec (always
 //    present); memory.peak / memory.current only where the kernel offers them there, else the
 //    memory figures come from the samples below.
+// Disk (h19 s6: MaxDiskRead/Write, AveDisk*): as Slurm's jobacct_gather (common_jag.c), the
+// rchar/wchar of /proc/<pid>/io: bytes passed to read/write calls (files, page cache, pipes and
+// terminals alike), not block-device traffic. Sampled with the memory figures (the cgroup's
+// processes summed, the largest sum kept) and read once more from the task's zombie before it
+// is reaped (FoldEndedIo: the process with every child it reaped), so short tasks count too.
+// Not from cgroup blkio/io.stat: on this project's v1 test machine blkio.throttle.io_service_bytes
+// stays 0 even for O_DIRECT I/O in a child cgroup, and v2's io.stat needs the io controller,
+// which a job's accounting children do not get (see above).
 // Virtual memory has no cgroup counter: Sample() reads /proc/<pid>/status (VmSize, VmRSS) of the
 // cgroup's processes and keeps the largest sums, as jobacct_gather samples (here each second
 // while the step runs, and at each sstat). A task shorter than one sample has MaxVMSize 0.
@@ -43,7 +51,17 @@ struct TaskUsage {
   uint64_t user_ms = 0;
   uint64_t system_ms = 0;
   uint64_t major_faults = 0;
+  // h19 s6: bytes read from / written to block devices; disk_measured false = no counter here.
+  bool disk_measured = false;
+  uint64_t disk_read_bytes = 0;
+  uint64_t disk_write_bytes = 0;
 };
+
+// Pure (h19 s6): /proc/<pid>/io text -> rchar, wchar; false when either is missing.
+bool ParseProcIo(const std::string& text, uint64_t* rchar, uint64_t* wchar);
+// If `pid` (a child of the caller) has ended and is not reaped yet, folds its /proc/<pid>/io
+// into *u (largest figures kept). Leaves it unreaped.
+void FoldEndedIo(pid_t pid, TaskUsage* u);
 
 class TaskUsageCgroups {
  public:

@@ -10,6 +10,24 @@ void AddStepUsage(const v1::StepUsage& p, v1::StepUsage* t) {
     *t = p;
     return;
   }
+  // Disk figures (h19 s6): only from parts that measured them.
+  if (p.disk_measured() && (!t->disk_measured() ||
+                            p.max_disk_read_bytes() > t->max_disk_read_bytes())) {
+    t->set_max_disk_read_bytes(p.max_disk_read_bytes());
+    t->set_max_disk_read_node(p.max_disk_read_node());
+    t->set_max_disk_read_task(p.max_disk_read_task());
+  }
+  if (p.disk_measured() && (!t->disk_measured() ||
+                            p.max_disk_write_bytes() > t->max_disk_write_bytes())) {
+    t->set_max_disk_write_bytes(p.max_disk_write_bytes());
+    t->set_max_disk_write_node(p.max_disk_write_node());
+    t->set_max_disk_write_task(p.max_disk_write_task());
+  }
+  if (p.disk_measured()) {
+    t->set_disk_measured(true);
+    t->set_sum_disk_read_bytes(t->sum_disk_read_bytes() + p.sum_disk_read_bytes());
+    t->set_sum_disk_write_bytes(t->sum_disk_write_bytes() + p.sum_disk_write_bytes());
+  }
   if (p.max_rss_kib() > t->max_rss_kib()) {
     t->set_max_rss_kib(p.max_rss_kib());
     t->set_max_rss_node(p.max_rss_node());

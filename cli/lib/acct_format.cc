@@ -323,8 +323,92 @@ std::vector<pb::JobInfo> WithSteps(const std::vector<pb::JobInfo>& jobs,
   return out;
 }
 
+namespace {
+
+// Bytes as sacct prints disk figures (convert_num_unit, exact): 4096 -> 4K, 5000 -> 5000.
+std::string Bytes(uint64_t v) {
+  if (v == 0) return "0";
+  const char* units[] = {"", "K", "M", "G", "T", "P"};
+  int u = 0;
+  while (v >= 1024 && v % 1024 == 0 && u < 5) v /= 1024, ++u;
+  return std::to_string(v) + units[u];
+}
+
+// h19 s6: MaxDiskRead/Write (+Node/Task), AveDiskRead/Write and the TRESUsageIn*/Out* strings
+// (TRES names sorted, as sacct prints them: cpu, fs/disk, mem, pages, vmem; no energy: Tessera
+// has no energy plugin). Empty where not gathered.
+std::optional<std::string> DiskOrTresValue(const std::string& f, const pb::StepUsage& u,
+                                           const std::string& node) {
+  static const char* kDisk[] = {"MaxDiskRead", "MaxDiskReadNode", "MaxDiskReadTask", "AveDiskRead",
+                                "MaxDiskWrite", "MaxDiskWriteNode", "MaxDiskWriteTask",
+                                "AveDiskWrite"};
+  bool disk = false;
+  for (const char* k : kDisk) disk = disk || f == k;
+  bool tres = f.rfind("TRESUsageIn", 0) == 0 || f.rfind("TRESUsageOut", 0) == 0;
+  if (!disk && !tres) return std::nullopt;
+  if (u.ntasks() == 0) return std::string();
+  auto at = [&](const std::string& n) { return n.empty() ? node : n; };
+  uint32_t n = u.ntasks();
+  bool d = u.disk_measured();
+  if (disk && !d) return std::string();
+  if (f == "MaxDiskRead") return Bytes(u.max_disk_read_bytes());
+  if (f == "MaxDiskReadNode") return at(u.max_disk_read_node());
+  if (f == "MaxDiskReadTask") return std::to_string(u.max_disk_read_task());
+  if (f == "AveDiskRead") return Bytes(u.sum_disk_read_bytes() / n);
+  if (f == "MaxDiskWrite") return Bytes(u.max_disk_write_bytes());
+  if (f == "MaxDiskWriteNode") return at(u.max_disk_write_node());
+  if (f == "MaxDiskWriteTask") return std::to_string(u.max_disk_write_task());
+  if (f == "AveDiskWrite") return Bytes(u.sum_disk_write_bytes() / n);
+  auto join = [](std::vector<std::pair<std::string, std::string>> kv) {
+    std::string out;
+    for (const auto& [k, v] : kv) out += (out.empty() ? "" : ",") + k + "=" + v;
+    return out;
+  };
+  uint64_t cpu = u.user_cpu_ms() + u.system_cpu_ms();
+  std::vector<std::pair<std::string, std::string>> kv;
+  if (f == "TRESUsageInMax" || f == "TRESUsageInMaxNode" || f == "TRESUsageInMaxTask") {
+    int which = f == "TRESUsageInMax" ? 0 : f == "TRESUsageInMaxNode" ? 1 : 2;
+    auto pick = [&](const std::string& v, const std::string& nd, uint32_t t) {
+      return which == 0 ? v : which == 1 ? at(nd) : std::to_string(t);
+    };
+    if (d) kv.push_back({"fs/disk", pick(std::to_string(u.max_disk_read_bytes()),
+                                         u.max_disk_read_node(), u.max_disk_read_task())});
+    kv.push_back({"mem", pick(Kib(u.max_rss_kib()), u.max_rss_node(), u.max_rss_task())});
+    kv.push_back({"pages", pick(std::to_string(u.max_pages()), u.max_pages_node(), u.max_pages_task())});
+    kv.push_back({"vmem", pick(Kib(u.max_vmsize_kib()), u.max_vmsize_node(), u.max_vmsize_task())});
+    return join(kv);
+  }
+  if (f == "TRESUsageInMin" || f == "TRESUsageInMinNode" || f == "TRESUsageInMinTask") {
+    std::string v = f == "TRESUsageInMin" ? CpuTime(u.min_cpu_ms(), false)
+                    : f == "TRESUsageInMinNode" ? at(u.min_cpu_node())
+                                                : std::to_string(u.min_cpu_task());
+    return join({{"cpu", v}});
+  }
+  if (f == "TRESUsageInTot" || f == "TRESUsageInAve") {
+    uint32_t div = f == "TRESUsageInAve" ? n : 1;
+    kv.push_back({"cpu", CpuTime(cpu / div, false)});
+    if (d) kv.push_back({"fs/disk", std::to_string(u.sum_disk_read_bytes() / div)});
+    kv.push_back({"mem", Kib(u.sum_rss_kib() / div)});
+    kv.push_back({"pages", std::to_string(u.sum_pages() / div)});
+    kv.push_back({"vmem", Kib(u.sum_vmsize_kib() / div)});
+    return join(kv);
+  }
+  if (!d) return std::string();  // the Out strings hold only fs/disk here
+  if (f == "TRESUsageOutMax") return join({{"fs/disk", std::to_string(u.max_disk_write_bytes())}});
+  if (f == "TRESUsageOutMaxNode") return join({{"fs/disk", at(u.max_disk_write_node())}});
+  if (f == "TRESUsageOutMaxTask")
+    return join({{"fs/disk", std::to_string(u.max_disk_write_task())}});
+  if (f == "TRESUsageOutTot") return join({{"fs/disk", std::to_string(u.sum_disk_write_bytes())}});
+  if (f == "TRESUsageOutAve")
+    return join({{"fs/disk", std::to_string(u.sum_disk_write_bytes() / n)}});
+  return std::string();
+}
+
+}  // namespace
+
 std::optional<std::string> UsageValue(const std::string& f, const pb::StepUsage& u,
                                       const std::string& node) {
+  if (auto v = DiskOrTresValue(f, u, node)) return v;
   auto at = [&](const std::string& n) { return n.empty() ? node : n; };
   uint64_t cpu = u.user_cpu_ms() + u.system_cpu_ms();
   if (f == "TotalCPU") return CpuTime(cpu, true);

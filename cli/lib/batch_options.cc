@@ -346,6 +346,9 @@ Status ApplyBatchOption(const ParsedOption& opt, OptionSource source, int64_t no
   }
   if (ApplyFlag(opt, out)) return Status::Ok();
   if (auto* field = StringField(opt.id, out)) {
+    // --constraint="" is no constraint, as Slurm takes it (NCSA Delta's job templates carry it;
+    // issue 19 corpus).
+    if (opt.value->empty() && opt.id == kOptConstraint) return field->reset(), Status::Ok();
     if (opt.value->empty() && opt.id != kOptComment) return BadValue(opt, "empty");
     *field = *opt.value;
     return Status::Ok();

@@ -80,6 +80,9 @@ std::vector<std::string> SortHostnames(std::vector<std::string> hosts) {
 int RunHostlistCommand(CommandContext& ctx, const std::vector<std::string>& words) {
   if (words.size() < 2 || ToLower(words[0]) != "show") return -1;
   std::string what = ToLower(words[1]);
+  // scontrol takes "hostname" (and any prefix of "hostnames" from "hostn") for hostnames, as
+  // scripts write it: scontrol show hostname $SLURM_NODELIST | head -n1 (h19 s6, the corpus).
+  if (what.size() >= 5 && std::string("hostnames").rfind(what, 0) == 0) what = "hostnames";
   if (what != "hostnames" && what != "hostlist" && what != "hostlistsorted") return -1;
   std::vector<std::string> args(words.begin() + 2, words.end());
   if (args.empty() && what == "hostnames") {

@@ -1,6 +1,7 @@
 #pragma once
 // tcontrol (scontrol) hostlist helpers, answered without the controller (issue 19):
 //   show hostnames [LIST]       one host name per line; LIST defaults to $SLURM_JOB_NODELIST
+//                               (also `hostname`, any prefix of hostnames from `hostn`)
 //   show hostlist LIST          the ranged expression, order and duplicates kept
 //   show hostlistsorted LIST    the same, sorted (not made unique)
 // LIST is a hostlist expression, several words (joined by ','), an absolute path of a file of

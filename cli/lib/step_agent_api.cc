@@ -1,5 +1,6 @@
 #include "cli/lib/step_agent_api.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "rpc/grpc_util.h"
@@ -63,6 +64,53 @@ void GrpcStepAgentApi::Cancel() {
   std::lock_guard<std::mutex> lock(mu_);
   cancelled_ = true;
   if (active_) active_->TryCancel();
+  for (auto* c : inputs_) c->TryCancel();
+}
+
+namespace {
+// A SendInput call; unregisters itself from the api's cancel list when it ends.
+class GrpcInputStream final : public StepInputStream {
+ public:
+  GrpcInputStream(std::function<void(grpc::ClientContext*)> done,
+                  std::function<Status(const Status&)> explain)
+      : done_(std::move(done)), explain_(std::move(explain)) {}
+  ~GrpcInputStream() override { (void)Close(); }
+  grpc::ClientContext ctx;
+  v1::SendInputResponse resp;
+  std::unique_ptr<grpc::ClientWriter<v1::StepInput>> writer;
+  bool Write(const v1::StepInput& in) override { return !closed_ && writer->Write(in); }
+  Status Close() override {
+    if (closed_) return Status::Ok();
+    closed_ = true;
+    writer->WritesDone();
+    grpc::Status st = writer->Finish();
+    done_(&ctx);
+    return st.ok() ? Status::Ok() : explain_(rpc::FromGrpc(st));
+  }
+
+ private:
+  bool closed_ = false;
+  std::function<void(grpc::ClientContext*)> done_;
+  std::function<Status(const Status&)> explain_;
+};
+}  // namespace
+
+Result<std::unique_ptr<StepInputStream>> GrpcStepAgentApi::OpenInput() {
+  auto s = std::make_unique<GrpcInputStream>(
+      [this](grpc::ClientContext* c) {
+        std::lock_guard<std::mutex> lock(mu_);
+        inputs_.erase(std::remove(inputs_.begin(), inputs_.end(), c), inputs_.end());
+      },
+      [this](const Status& st) { return Explain(st); });
+  Status cred = rpc::AttachCredential(*codec_, &s->ctx);
+  if (!cred.ok()) return Status(cred.code(), "munge credential: " + cred.message());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cancelled_) return Status(Code::kCancelled, "cancelled");
+    inputs_.push_back(&s->ctx);
+  }
+  s->writer = stub_->SendInput(&s->ctx, &s->resp);
+  return std::unique_ptr<StepInputStream>(std::move(s));
 }
 
 Status GrpcStepAgentApi::SignalTasks(const v1::SignalTasksRequest& req) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/cluster_config.h"
 #include "common/status.h"
@@ -14,6 +15,16 @@
 #include "tessera/v1/step.grpc.pb.h"
 
 namespace tessera::cli {
+
+// Issue 19 (h19 s6): trun's input stream to one node's tasks of a running step (SendInput).
+class StepInputStream {
+ public:
+  virtual ~StepInputStream() = default;
+  // False once the stream is broken (the node ended it: Close() says why).
+  virtual bool Write(const tessera::v1::StepInput& in) = 0;
+  // Ends the stream and returns the node's answer.
+  virtual Status Close() = 0;
+};
 
 class StepAgentApi {
  public:
@@ -41,6 +52,11 @@ class StepAgentApi {
     (void)step;
     return Status(Code::kUnimplemented, "GetStepUsage is not implemented by " + Target());
   }
+  // Issue 19 (h19 s6, --pty, --mpi=pmi2): opens the input stream (SendInput); thread-safe, may
+  // be called while RunTasks runs. Cancel() also ends it.
+  virtual Result<std::unique_ptr<StepInputStream>> OpenInput() {
+    return Status(Code::kUnimplemented, "SendInput is not implemented by " + Target());
+  }
 };
 
 class GrpcStepAgentApi final : public StepAgentApi {
@@ -53,6 +69,7 @@ class GrpcStepAgentApi final : public StepAgentApi {
   Status SignalTasks(const tessera::v1::SignalTasksRequest& req) override;
   Result<tessera::v1::StepUsage> GetStepUsage(uint64_t job, uint32_t step) override;
   Status AttachTasks(uint64_t job, uint32_t step, const OnOutput& on_output) override;
+  Result<std::unique_ptr<StepInputStream>> OpenInput() override;
 
  private:
   template <typename Call>
@@ -63,6 +80,7 @@ class GrpcStepAgentApi final : public StepAgentApi {
   std::unique_ptr<tessera::v1::StepAgent::Stub> stub_;
   std::mutex mu_;
   grpc::ClientContext* active_ = nullptr;
+  std::vector<grpc::ClientContext*> inputs_;  // open SendInput calls (Cancel ends them)
   bool cancelled_ = false;
 };
 

@@ -19,6 +19,7 @@
 
 #include "cli/lib/command.h"
 #include "cli/lib/step_agent_api.h"
+#include "cli/lib/trun_pty.h"
 
 namespace tessera::cli {
 
@@ -31,6 +32,8 @@ struct TrunHooks {
   std::function<int64_t()> mono_ms;
   // Sleeps `ms` between CreateStep retries while the job's GPUs are busy (empty: really sleep).
   std::function<void(int64_t ms)> sleep_ms;
+  // --pty (trun_pty.h): trun's terminal (empty: OsTerminal, stdin).
+  std::function<std::unique_ptr<Terminal>()> terminal;
 };
 
 int RunTrunWith(CommandContext& ctx, TrunHooks& hooks);

@@ -21,6 +21,7 @@
 #include "cli/lib/trun_alloc.h"
 #include "cli/lib/trun_io.h"
 #include "cli/lib/trun_nodes.h"
+#include "cli/lib/trun_pty.h"
 #include "common/cluster_config.h"
 #include "rpc/step_usage.h"
 
@@ -60,8 +61,13 @@ RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set.
                               limit). Outside a job they apply to the new allocation.
   -p, --partition, -t, --time, -A, --account, -q, --qos, -C, --constraint, --reservation,
   -d, --dependency           outside a job: options of the allocation trun creates
-      --mpi=none              the only MPI type (pmi2/pmix wire-up is not provided: run
-                              mpirun inside the allocation; Open MPI starts its daemons by trun)
+      --mpi=pmi2|none         pmi2: each task gets a PMI-2 server on its node (PMI_FD,
+                              PMI_RANK, PMI_SIZE; fences across the step's nodes through trun);
+                              pmix is not provided (mpirun inside the allocation works: Open
+                              MPI starts its daemons by trun)
+      --pty                   run task 0 on a terminal on its node: trun's stdin goes to it
+                              (raw mode when a terminal, window size kept), its output comes
+                              back; the other tasks' output is discarded
   -l, --label                 prefix each output line with the task's rank ("0: ...")
   -K, --kill-on-bad-exit[=0|1]  kill the step when a task exits non-zero
   -J, --job-name=NAME         name of the step (default: the command's name)
@@ -72,7 +78,7 @@ RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set.
   -V, --version               show the version
 Outside a job (no SLURM_JOB_ID, no --jobid) trun first creates an allocation from the job
 options (-N, -n, -c, --mem, -t, -p, ...), runs the step in it and releases it, as srun does.
-Refused with a message: --pty, --het-group, --container*, --mpi=pmi2|pmix, -i with a task id.
+Refused with a message: --het-group, --container*, --mpi=pmix, -i with a task id.
 Ctrl-C forwards SIGINT to the tasks; a second Ctrl-C within 1 second cancels the step.
 SIGTERM, SIGUSR1 and SIGUSR2 are forwarded too. Exit status: the worst task's (128+signal for a
 task killed by a signal). Environment: TESSERA_CONF names the configuration file.
@@ -199,6 +205,8 @@ struct TrunArgs {
   std::string nodelist, exclude;  // -w/-x (trun_nodes.h)
   int64_t wait_s = 0;           // --wait: 0 = wait for every task
   BatchOptions job;             // the allocation's options (trun outside a job)
+  bool pty = false;             // --pty (trun_pty.h)
+  bool pmi2 = false;            // --mpi=pmi2 (noded/pmi2.h; fences gathered by StepRun)
 };
 
 // trun options that are also options of the allocation trun makes outside a job.
@@ -313,14 +321,13 @@ Status ApplyIssue19Option(const ParsedOption& o, TrunArgs& a) {
     }
     case kChdir: a.chdir = *o.value; return Status::Ok();
     case kMpi:
-      if (*o.value == "none" || *o.value == "list") return Status::Ok();
-      return InvalidArgument("--mpi=" + *o.value + ": Tessera provides no PMI-2/PMIx server "
-                             "for direct launch; use --mpi=none, or run mpirun inside the "
-                             "allocation (Open MPI starts its daemons with trun/srun)");
-    case kPty:
-      return InvalidArgument("--pty: a terminal on the node is not supported (trun does not "
-                             "forward stdin); for an interactive shell use talloc (salloc), "
-                             "whose shell runs with the allocation's SLURM_* variables");
+      a.pmi2 = *o.value == "pmi2";
+      if (a.pmi2 || *o.value == "none" || *o.value == "list") return Status::Ok();
+      return InvalidArgument("--mpi=" + *o.value + ": Tessera provides PMI-2 (--mpi=pmi2) but "
+                             "no PMIx server for direct launch; use --mpi=pmi2 or none, or run "
+                             "mpirun inside the allocation (Open MPI starts its daemons with "
+                             "trun/srun)");
+    case kPty: a.pty = true; return Status::Ok();
     case kHetGroup:
       return InvalidArgument("--het-group: heterogeneous jobs are not supported by Tessera");
     case kContainer: case kContainerFlag:
@@ -388,11 +395,28 @@ class StepRun {
     }
     std::function<void()> stop_signals;
     if (hooks_.watch_signals) stop_signals = hooks_.watch_signals([this](int s) { OnSignal(s); });
+    std::unique_ptr<Terminal> term;
+    std::unique_ptr<PtyForwarder> pty;  // --pty: to the node of task 0
+    int pty_node = args_.pty ? NodeOfRank0() : -1;
+    if (pty_node >= 0) {
+      term = hooks_.terminal ? hooks_.terminal() : OsTerminal();
+      pty = std::make_unique<PtyForwarder>(*term, args_.job_id, step_.step_id());
+      pty->Prepare(&pty_rows_, &pty_cols_);
+    }
+    if (args_.pmi2) OpenPmiStreams();
     std::vector<std::thread> threads;
     for (size_t i = 0; i < clients_.size(); ++i) threads.emplace_back([this, i] { RunNode(i); });
+    if (pty) {
+      auto in = clients_[static_cast<size_t>(pty_node)]->OpenInput();
+      if (in.ok()) pty->Start(std::move(*in));
+      else Warn(ctx_, "--pty: cannot forward input to task 0: " + in.status().message());
+    }
     std::thread waiter;  // --wait=S: S seconds after the first task ended, end the rest
     if (args_.wait_s > 0) waiter = std::thread([this] { WaitLimit(); });
     for (auto& t : threads) t.join();
+    if (pty) pty->Stop();  // the terminal back to how it was
+    for (auto& in : pmi_inputs_)
+      if (in) (void)in->Close();
     {
       std::lock_guard<std::mutex> lock(mu_);
       nodes_done_ = true;
@@ -461,6 +485,74 @@ class StepRun {
     CancelAll();
   }
 
+  // --mpi=pmi2: one input stream per node for the fences' results (before the tasks start).
+  void OpenPmiStreams() {
+    for (auto& c : clients_) {
+      auto in = c->OpenInput();
+      if (!in.ok()) {
+        Warn(ctx_, "--mpi=pmi2: no input stream to " + c->Target() + ": " + in.status().message());
+        pmi_inputs_.emplace_back();
+        continue;
+      }
+      v1::StepInput hello;  // names the step
+      hello.set_job_id(args_.job_id);
+      hello.set_step_id(step_.step_id());
+      (*in)->Write(hello);
+      pmi_inputs_.push_back(std::move(*in));
+    }
+  }
+
+  // --mpi=pmi2: a node's part of a fence; once every node sent its part, the merged keys go to
+  // every node (their tasks leave the fence).
+  void OnFence(const v1::PmiKvs& part) {
+    v1::StepInput done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& f = fences_[part.seq()];
+      for (const auto& [k, v] : part.kv()) (*f.first.mutable_kv())[k] = v;
+      if (++f.second < static_cast<uint32_t>(step_.nodes_size())) return;
+      f.first.set_seq(part.seq());
+      *done.mutable_fence_result() = std::move(f.first);
+      fences_.erase(part.seq());
+    }
+    done.set_job_id(args_.job_id);
+    done.set_step_id(step_.step_id());
+    std::lock_guard<std::mutex> lock(pmi_mu_);
+    for (auto& in : pmi_inputs_)
+      if (in && !in->Write(done) && !cancelling_)
+        Warn(ctx_, "--mpi=pmi2: a node did not take the result of fence " +
+                       std::to_string(part.seq()));
+  }
+
+  // PMI_process_mapping for a block layout (each node's ranks consecutive, in node order):
+  // "(vector,(first node,nodes,tasks per node),...)"; "" for any other layout.
+  std::string ProcessMapping() const {
+    std::vector<uint32_t> per_node;
+    uint32_t next = 0;
+    for (const auto& n : step_.nodes()) {
+      for (uint32_t r : n.ranks())
+        if (r != next++) return "";
+      per_node.push_back(static_cast<uint32_t>(n.ranks_size()));
+    }
+    std::string out = "(vector";
+    for (size_t i = 0; i < per_node.size();) {
+      size_t j = i;
+      while (j < per_node.size() && per_node[j] == per_node[i]) ++j;
+      out += ",(" + std::to_string(i) + "," + std::to_string(j - i) + "," +
+             std::to_string(per_node[i]) + ")";
+      i = j;
+    }
+    return out + ")";
+  }
+
+  // The index of the step node that runs task 0; -1 when none does.
+  int NodeOfRank0() const {
+    for (int i = 0; i < step_.nodes_size(); ++i)
+      for (uint32_t r : step_.nodes(i).ranks())
+        if (r == 0) return i;
+    return -1;
+  }
+
   void CancelAll() {
     if (cancelling_.exchange(true)) return;
     for (auto& c : clients_) c->Cancel();
@@ -473,6 +565,16 @@ class StepRun {
     for (const auto& a : args_.argv) req.add_argv(a);
     for (const auto& [k, v] : env_) (*req.mutable_env())[k] = v;
     req.set_cwd(args_.chdir ? AbsolutePath(*args_.chdir, ctx_.cwd) : ctx_.cwd);
+    if (args_.pmi2) {  // issue 19 (h19 s6): a PMI-2 server for the tasks there
+      req.set_mpi("pmi2");
+      req.set_pmi_process_mapping(ProcessMapping());
+      req.set_pmi_nodes(static_cast<uint32_t>(step_.nodes_size()));
+    }
+    if (args_.pty) {  // issue 19 (h19 s6): task 0 on a terminal there
+      req.set_pty(true);
+      req.set_pty_rows(pty_rows_);
+      req.set_pty_cols(pty_cols_);
+    }
     for (uint32_t rank : step_.nodes(static_cast<int>(i)).ranks()) {  // -i FILE
       auto in = inputs_.find(rank);
       if (in != inputs_.end()) (*req.mutable_task_input())[rank] = in->second;
@@ -485,10 +587,17 @@ class StepRun {
   }
 
   void OnOutput(const v1::TaskOutput& m) {
+    if (m.has_data() && args_.pty) {  // task 0's terminal as it comes; the others discarded
+      if (m.data().rank() == 0) ctx_.out->write(m.data().data().data(),
+                                                static_cast<std::streamsize>(m.data().data().size())),
+                                  ctx_.out->flush();
+      return;
+    }
     if (m.has_data()) {
       output_.Write(m.data().rank(), m.data().stream(), m.data().data());
       return;
     }
+    if (m.has_pmi_fence()) return OnFence(m.pmi_fence());
     if (m.has_usage()) {  // issue 19 (h19): a node's tasks' usage, sent after their exits
       std::lock_guard<std::mutex> lock(mu_);
       rpc::AddStepUsage(m.usage(), &usage_);
@@ -549,6 +658,10 @@ class StepRun {
   std::vector<std::unique_ptr<StepAgentApi>> clients_;
   std::atomic<bool> cancelling_{false};
   int64_t last_sigint_ms_ = -1;  // signal thread only
+  uint32_t pty_rows_ = 0, pty_cols_ = 0;  // --pty: the terminal's size at the start
+  std::vector<std::unique_ptr<StepInputStream>> pmi_inputs_;  // --mpi=pmi2, by node
+  std::mutex pmi_mu_;                                         // writes to them
+  std::map<uint32_t, std::pair<v1::PmiKvs, uint32_t>> fences_;  // seq -> merged, nodes in
   mutable std::mutex mu_;
   std::map<uint32_t, v1::TaskOutput::Exit> exits_;
   v1::StepUsage usage_;  // issue 19: every node's tasks' usage, added up

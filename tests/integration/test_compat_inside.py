@@ -149,11 +149,10 @@ def test_srun_accepts_the_options_scripts_use(cluster, slurm_bin):
 
 
 @pytest.mark.parametrize("opt,words", [
-    ("--pty", "--pty: a terminal on the node is not supported"),
     ("--het-group=0", "heterogeneous jobs are not supported"),
     ("--container-image=nvcr.io#nvidia/pytorch:24.01-py3", "no OCI runtime is configured"),
     ("--container-mounts=/data:/data", "no OCI runtime is configured"),
-    ("--mpi=pmi2", "provides no PMI-2/PMIx server"),
+    ("--mpi=pmix", "no PMIx server"),
 ])
 def test_srun_refuses_what_it_cannot_do_clearly(cluster, slurm_bin, opt, words):
     p = run(cluster, slurm_bin, ["srun", "--jobid=1", opt, "true"])

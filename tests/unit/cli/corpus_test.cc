@@ -54,7 +54,7 @@ TEST_CASE("every corpus script parses and translates", "[corpus]") {
       CHECK(IsIgnoredWarning(w));
     }
   }
-  CHECK(files >= 25);
+  CHECK(files >= 60);
 }
 
 TEST_CASE("corpus scripts produce the JobSpec their directives ask for", "[corpus]") {

@@ -30,6 +30,16 @@ TEST_CASE("tcontrol show hostnames expands a list, by default $SLURM_JOB_NODELIS
   CHECK(c.err.find("invalid host list") != std::string::npos);
 }
 
+TEST_CASE("tcontrol show hostname (singular, as scripts write it) is hostnames", "[issue19]") {
+  CommandRun c;
+  c.env["SLURM_NODELIST"] = "it[1-2]";
+  c.env["SLURM_JOB_NODELIST"] = "it[1-2]";
+  CHECK(c.Run(RunTcontrol, {"show", "hostname", "it[1-2]"}) == 0);
+  CHECK(c.out == "it1\nit2\n");
+  CHECK(c.Run(RunTcontrol, {"show", "hostn"}) == 0);
+  CHECK(c.out == "it1\nit2\n");
+}
+
 TEST_CASE("tcontrol show hostlist keeps order and duplicates; hostlistsorted sorts", "[issue19]") {
   CommandRun c;
   CHECK(c.Run(RunTcontrol, {"show", "hostlist", "tux2,tux1,tux2"}) == 0);

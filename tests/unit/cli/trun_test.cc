@@ -439,7 +439,8 @@ TEST_CASE("trun reads srun's input variables and refuses what it cannot do", "[t
   CHECK(t.cmd.ctld.CreateStep_calls[0].ntasks_per_node() == 1);
   CHECK(t.Run({"-c", "1", "true"}) == 1);  // the command line wins
   CHECK(t.cmd.ctld.CreateStep_calls.back().cpus_per_task() == 1);
-  for (std::string opt : {"--pty", "--het-group=1", "--container-image=x", "--mpi=pmi2",
+  // --pty and --mpi=pmi2 are done since h19 s6 (test_compat_pty.py, test_compat_pmi2.py).
+  for (std::string opt : {"--het-group=1", "--container-image=x", "--mpi=pmix",
                           "--input=0", "--wait=x", "--open-mode=keep"}) {
     TrunRun r;
     CHECK(r.Run({opt, "true"}) == 1);

@@ -76,6 +76,15 @@ TEST_CASE("BuildTaskEnv sets the per-task Slurm, Tessera and PyTorch variables",
   CHECK(first["SLURM_LOCALID"] == "0");
 }
 
+TEST_CASE("BuildTaskEnv keeps a MASTER_ADDR/MASTER_PORT the caller exported (as srun)", "[step]") {
+  v1::RunTasksRequest req;
+  (*req.mutable_env())["MASTER_ADDR"] = "it1";  // export MASTER_ADDR=$(scontrol show hostnames ...)
+  (*req.mutable_env())["MASTER_PORT"] = "6000";
+  auto env = BuildTaskEnv(req, Grant(42, 3, 1000, {2, 3}), 1, "it2");
+  CHECK(env["MASTER_ADDR"] == "it1");
+  CHECK(env["MASTER_PORT"] == "6000");
+}
+
 TEST_CASE("CheckStepAccess allows the step's user and root only", "[step]") {
   auto g = Grant(42, 0, 1000, {0});
   CHECK(CheckStepAccess(&g, 42, 0, 1000, "n1").ok());
