@@ -164,6 +164,7 @@ int64_t KeyedValue(const std::string& text, const std::string& key) {
 }
 
 Status RemoveCgroupDir(const std::string& dir) {
+  if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return Status::Ok();  // a leaf: done
   // Child cgroups first (issue 19: the per-task accounting cgroups under a job's).
   if (DIR* d = ::opendir(dir.c_str())) {
     std::vector<std::string> kids;
@@ -180,6 +181,19 @@ Status RemoveCgroupDir(const std::string& dir) {
     ::usleep(50 * 1000);
   }
   return Internal("cannot remove cgroup " + dir + ": " + std::strerror(errno));
+}
+
+std::string CgroupPoolSlot(const std::string& job_name, int k) {
+  size_t slash = job_name.rfind('/');
+  std::string parent = slash == std::string::npos ? "" : job_name.substr(0, slash + 1);
+  return parent + "pool_" + std::to_string(k);
+}
+
+void RemoveCgroupPool(const CgroupMounts& mounts, const std::string& parent) {
+  if (mounts.mode != CgroupMode::kV1) return;
+  for (const auto& [ctrl, mount] : mounts.v1)
+    for (int k = 0; k < kCgroupPoolSlots; ++k)
+      (void)RemoveCgroupDir(mount + "/" + CgroupPoolSlot(parent + "/x", k));
 }
 
 std::unique_ptr<CgroupManager> MakeCgroupManager(const CgroupMounts& mounts) {
