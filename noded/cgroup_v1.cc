@@ -178,11 +178,10 @@ bool CgroupV1::Claim(const std::string& name) {
       if (::rename(Dir(hs[i], slot).c_str(), Dir(hs[i], name).c_str()) == 0) continue;
       // The slot's entry is missing here (a crash between two renames): a new directory.
       // A stale one of this name: start over on Create's usual path.
-      if (errno != ENOENT || !MakeDirs(hs[i], name).ok()) {
+      if (errno != ENOENT || !MakeDirs(hs[i], name).ok()) {  // (MakeDirs: a cpuset's set-up too)
         (void)Remove(name);
         return false;
       }
-      if (std::string(hs[i]) == "cpuset") NoSchedDomainRebuilds(Dir(hs[i], name));
     }
     return true;
   }
