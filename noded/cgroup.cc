@@ -163,18 +163,23 @@ int64_t KeyedValue(const std::string& text, const std::string& key) {
   return -1;
 }
 
+bool RemoveCgroupChildren(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return errno == ENOENT;
+  std::vector<std::string> kids;
+  while (dirent* e = ::readdir(d))
+    if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 &&
+        std::strcmp(e->d_name, "..") != 0)
+      kids.push_back(dir + "/" + e->d_name);
+  ::closedir(d);
+  bool ok = true;
+  for (const auto& k : kids) ok = RemoveCgroupDir(k).ok() && ok;
+  return ok;
+}
+
 Status RemoveCgroupDir(const std::string& dir) {
   if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return Status::Ok();  // a leaf: done
-  // Child cgroups first (issue 19: the per-task accounting cgroups under a job's).
-  if (DIR* d = ::opendir(dir.c_str())) {
-    std::vector<std::string> kids;
-    while (dirent* e = ::readdir(d))
-      if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 &&
-          std::strcmp(e->d_name, "..") != 0)
-        kids.push_back(dir + "/" + e->d_name);
-    ::closedir(d);
-    for (const auto& k : kids) (void)RemoveCgroupDir(k);
-  }
+  (void)RemoveCgroupChildren(dir);  // issue 19: the per-task accounting cgroups under a job's
   for (int tries = 0; tries < 40; ++tries) {
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return Status::Ok();
     if (errno != EBUSY) break;

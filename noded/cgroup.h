@@ -132,9 +132,12 @@ Status WriteCgroupFile(const std::string& path, const std::string& value);
 Status WriteCgroupValues(const std::string& path, const std::vector<std::string>& values);
 std::vector<pid_t> ParsePidList(const std::string& text);
 // "key value" lines (memory.events, memory.oom_control) -> value of key, or -1.
-// rmdir, retrying while the kernel still reports the cgroup busy (~2 s); missing is fine.
-Status RemoveCgroupDir(const std::string& dir);
 int64_t KeyedValue(const std::string& text, const std::string& key);
+// rmdir (child cgroups first), retrying while the kernel still reports the cgroup busy (~2 s);
+// missing is fine.
+Status RemoveCgroupDir(const std::string& dir);
+// RemoveCgroupDir of every child cgroup of `dir`; false when one is left.
+bool RemoveCgroupChildren(const std::string& dir);
 
 // The pool (see above): slots per parent, the slot's name, and its removal (every slot of
 // `parent`, "tessera/<node>-<hash>", in every hierarchy; missing is fine).

@@ -188,20 +188,6 @@ bool CgroupV1::Claim(const std::string& name) {
   return false;
 }
 
-// Removes the child cgroups of `dir` (the accounting cgroups of task_usage.h); false when one
-// is left.
-static bool RemoveChildCgroups(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return errno == ENOENT;
-  std::vector<std::string> kids;
-  while (dirent* e = ::readdir(d))
-    if (e->d_type == DT_DIR && e->d_name[0] != '.') kids.push_back(dir + "/" + e->d_name);
-  ::closedir(d);
-  bool ok = true;
-  for (const auto& k : kids) ok = RemoveCgroupDir(k).ok() && ok;
-  return ok;
-}
-
 Status CgroupV1::Release(const std::string& name) {
   auto hs = PoolHierarchies();
   auto procs = Procs(name);
@@ -211,7 +197,7 @@ Status CgroupV1::Release(const std::string& name) {
     poolable = oc.ok() && KeyedValue(*oc, "oom_kill") >= 0;
   }
   for (const char* c : {"memory", "cpuacct"})
-    if (poolable && Has(c)) poolable = RemoveChildCgroups(Dir(c, name));
+    if (poolable && Has(c)) poolable = RemoveCgroupChildren(Dir(c, name));  // accounting
   if (!poolable) return Remove(name);
   for (int k = 0; k < kCgroupPoolSlots; ++k) {
     std::string slot = CgroupPoolSlot(name, k);
