@@ -163,23 +163,42 @@ int64_t KeyedValue(const std::string& text, const std::string& key) {
   return -1;
 }
 
+bool RemoveCgroupChildren(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return errno == ENOENT;
+  std::vector<std::string> kids;
+  while (dirent* e = ::readdir(d))
+    if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 &&
+        std::strcmp(e->d_name, "..") != 0)
+      kids.push_back(dir + "/" + e->d_name);
+  ::closedir(d);
+  bool ok = true;
+  for (const auto& k : kids) ok = RemoveCgroupDir(k).ok() && ok;
+  return ok;
+}
+
 Status RemoveCgroupDir(const std::string& dir) {
-  // Child cgroups first (issue 19: the per-task accounting cgroups under a job's).
-  if (DIR* d = ::opendir(dir.c_str())) {
-    std::vector<std::string> kids;
-    while (dirent* e = ::readdir(d))
-      if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 &&
-          std::strcmp(e->d_name, "..") != 0)
-        kids.push_back(dir + "/" + e->d_name);
-    ::closedir(d);
-    for (const auto& k : kids) (void)RemoveCgroupDir(k);
-  }
+  if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return Status::Ok();  // a leaf: done
+  (void)RemoveCgroupChildren(dir);  // issue 19: the per-task accounting cgroups under a job's
   for (int tries = 0; tries < 40; ++tries) {
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return Status::Ok();
     if (errno != EBUSY) break;
     ::usleep(50 * 1000);
   }
   return Internal("cannot remove cgroup " + dir + ": " + std::strerror(errno));
+}
+
+std::string CgroupPoolSlot(const std::string& job_name, int k) {
+  size_t slash = job_name.rfind('/');
+  std::string parent = slash == std::string::npos ? "" : job_name.substr(0, slash + 1);
+  return parent + "pool_" + std::to_string(k);
+}
+
+void RemoveCgroupPool(const CgroupMounts& mounts, const std::string& parent) {
+  if (mounts.mode != CgroupMode::kV1) return;
+  for (const auto& [ctrl, mount] : mounts.v1)
+    for (int k = 0; k < kCgroupPoolSlots; ++k)
+      (void)RemoveCgroupDir(mount + "/" + CgroupPoolSlot(parent + "/x", k));
 }
 
 std::unique_ptr<CgroupManager> MakeCgroupManager(const CgroupMounts& mounts) {

@@ -23,6 +23,21 @@
 //  - OomKilled: whether the kernel OOM-killed a process of the cgroup (v1 memory.oom_control
 //    oom_kill, else under_oom/failcnt; v2 memory.events oom_kill).
 //  - Remove: removes the (empty) cgroup; missing is fine.
+//  - Release (issue 20 §2): ends a job's cgroup after KillAll. Default: Remove. v1 instead keeps
+//    the emptied cgroup in a pool for a later Create (see "Pool" below).
+//
+// Pool (v1 only; cgroup v2 cannot rename a cgroup): per parent directory at most kCgroupPoolSlots
+// released job cgroups, renamed "<parent>/pool_<k>" in every hierarchy (cpuacct too; the
+// accounting children of task_usage.h are removed first, so their counters start at zero for
+// every job). Create takes one back by rename(2) (the first hierarchy decides who gets slot k)
+// and writes EVERY limit again, resetting the ones the spec leaves unset, so a reused cgroup is
+// limited exactly as a new one. What a reused cgroup keeps: page-cache charges of earlier jobs in
+// its memory cgroup (reclaimable; the kernel reclaims them first when the job nears its limit)
+// and the kernel's cumulative memory oom_kill counter, which Create reads as a baseline for
+// OomKilled. Release falls back to Remove when the cgroup still has processes, when the kernel
+// has no oom_kill counter (before 4.13), or when every slot is taken. A hierarchy whose slot
+// entry is missing or taken (a crash between renames) gets a new directory: a slot is never
+// shared by two jobs. noded removes its pool at start and exit (RemoveCgroupPool).
 #include <sys/types.h>
 
 #include <cstdint>
@@ -93,6 +108,7 @@ class CgroupManager {
   virtual Status KillAll(const std::string& name) = 0;
   virtual Result<bool> OomKilled(const std::string& name) = 0;
   virtual Status Remove(const std::string& name) = 0;
+  virtual Status Release(const std::string& name) { return Remove(name); }
   // Freezes (frozen) or thaws the cgroup's processes: v1 freezer.state FROZEN/THAWED, v2
   // cgroup.freeze 1/0 (issue 16 §4: preemption by SUSPEND). Waits up to 1 s for a v1 freeze to
   // settle. kUnimplemented when the hierarchy has no freezer (the caller falls back to
@@ -116,8 +132,17 @@ Status WriteCgroupFile(const std::string& path, const std::string& value);
 Status WriteCgroupValues(const std::string& path, const std::vector<std::string>& values);
 std::vector<pid_t> ParsePidList(const std::string& text);
 // "key value" lines (memory.events, memory.oom_control) -> value of key, or -1.
-// rmdir, retrying while the kernel still reports the cgroup busy (~2 s); missing is fine.
-Status RemoveCgroupDir(const std::string& dir);
 int64_t KeyedValue(const std::string& text, const std::string& key);
+// rmdir (child cgroups first), retrying while the kernel still reports the cgroup busy (~2 s);
+// missing is fine.
+Status RemoveCgroupDir(const std::string& dir);
+// RemoveCgroupDir of every child cgroup of `dir`; false when one is left.
+bool RemoveCgroupChildren(const std::string& dir);
+
+// The pool (see above): slots per parent, the slot's name, and its removal (every slot of
+// `parent`, "tessera/<node>-<hash>", in every hierarchy; missing is fine).
+constexpr int kCgroupPoolSlots = 16;
+std::string CgroupPoolSlot(const std::string& job_name, int k);
+void RemoveCgroupPool(const CgroupMounts& mounts, const std::string& parent);
 
 }  // namespace tessera::noded

@@ -18,16 +18,23 @@ class CgroupV1 final : public CgroupManager {
   Status Freeze(const std::string& name, bool frozen) override;  // issue 16 §4
   Result<bool> OomKilled(const std::string& name) override;
   Status Remove(const std::string& name) override;
+  Status Release(const std::string& name) override;  // issue 20 §2: into the pool
 
  private:
   std::string Dir(const std::string& ctrl, const std::string& name) const;
+  // The hierarchies a pooled cgroup spans, the deciding one first.
+  std::vector<const char*> PoolHierarchies() const;
+  // Renames a pooled cgroup to `name`; false when none could be taken (nothing changed then).
+  bool Claim(const std::string& name);
   bool Has(const std::string& ctrl) const { return m_.v1.count(ctrl) > 0; }
   Status MakeDirs(const std::string& ctrl, const std::string& name);
   // Creates only the leaf in every hierarchy (parents made on demand); kAlreadyExists when a
   // leaf is there already (a stale cgroup of a dead job).
   Status MakeLeaves(const CgroupSpec& spec);
-  Status ApplyLimits(const CgroupSpec& spec);
+  // `reused`: a pooled cgroup, whose earlier limits are overwritten or reset.
+  Status ApplyLimits(const CgroupSpec& spec, bool reused);
   CgroupMounts m_;
+  std::map<std::string, int64_t> oom_base_;  // reused cgroups: oom_kill count at Create
 };
 
 // v2: one directory; controllers enabled in every ancestor's cgroup.subtree_control; devices

@@ -66,26 +66,40 @@ Status CgroupV1::MakeDirs(const std::string& ctrl, const std::string& name) {
   return Status::Ok();
 }
 
-Status CgroupV1::ApplyLimits(const CgroupSpec& s) {
-  if (Has("cpuset") && !s.cpus.empty())
-    TESSERA_RETURN_IF_ERROR(WriteCgroupFile(Dir("cpuset", s.name) + "/cpuset.cpus", s.cpus));
-  if (Has("memory") && s.memory_bytes > 0) {
+Status CgroupV1::ApplyLimits(const CgroupSpec& s, bool reused) {
+  if (Has("cpuset") && (!s.cpus.empty() || reused)) {
+    std::string cpus = s.cpus;
+    if (cpus.empty()) {  // a reused cpuset gets its parent's CPUs back, as a new one has
+      std::string d = Dir("cpuset", s.name);
+      auto up = ReadFile(d.substr(0, d.rfind('/')) + "/cpuset.cpus");
+      if (!up.ok()) return up.status();
+      cpus = Trim(*up);
+    }
+    TESSERA_RETURN_IF_ERROR(WriteCgroupFile(Dir("cpuset", s.name) + "/cpuset.cpus", cpus));
+  }
+  if (Has("memory") && (s.memory_bytes > 0 || reused)) {
     std::string d = Dir("memory", s.name);
-    std::string v = std::to_string(s.memory_bytes);
+    std::string v = s.memory_bytes > 0 ? std::to_string(s.memory_bytes) : "-1";
+    // Without swap accounting the limit could be escaped into swap. memsw may never be below
+    // the limit: a reused cgroup's is lifted first.
+    bool memsw = ::access((d + "/memory.memsw.limit_in_bytes").c_str(), F_OK) == 0;
+    if (memsw && reused)
+      TESSERA_RETURN_IF_ERROR(WriteCgroupFile(d + "/memory.memsw.limit_in_bytes", "-1"));
     TESSERA_RETURN_IF_ERROR(WriteCgroupFile(d + "/memory.limit_in_bytes", v));
-    // Without swap accounting the limit could be escaped into swap.
-    if (::access((d + "/memory.memsw.limit_in_bytes").c_str(), F_OK) == 0)
+    if (memsw && s.memory_bytes > 0)
       TESSERA_RETURN_IF_ERROR(WriteCgroupFile(d + "/memory.memsw.limit_in_bytes", v));
   }
-  if (Has("pids") && s.pids_max > 0)
-    TESSERA_RETURN_IF_ERROR(
-        WriteCgroupFile(Dir("pids", s.name) + "/pids.max", std::to_string(s.pids_max)));
+  if (Has("pids") && (s.pids_max > 0 || reused))
+    TESSERA_RETURN_IF_ERROR(WriteCgroupFile(
+        Dir("pids", s.name) + "/pids.max", s.pids_max > 0 ? std::to_string(s.pids_max) : "max"));
   if (Has("devices") && s.restrict_devices) {
     std::string d = Dir("devices", s.name);
     TESSERA_RETURN_IF_ERROR(WriteCgroupFile(d + "/devices.deny", "a"));
     std::vector<std::string> rules;
     for (const auto& r : s.devices) rules.push_back(DeviceRuleText(r));
     TESSERA_RETURN_IF_ERROR(WriteCgroupValues(d + "/devices.allow", rules));
+  } else if (Has("devices") && reused) {
+    TESSERA_RETURN_IF_ERROR(WriteCgroupFile(Dir("devices", s.name) + "/devices.allow", "a"));
   }
   return Status::Ok();
 }
@@ -121,6 +135,15 @@ Status CgroupV1::MakeLeaves(const CgroupSpec& s) {
 }
 
 Status CgroupV1::Create(const CgroupSpec& s) {
+  if (Claim(s.name)) {  // issue 20 §2: a pooled cgroup, renamed; every limit written again
+    if (Has("memory")) {
+      auto oc = ReadFile(Dir("memory", s.name) + "/memory.oom_control");
+      oom_base_[s.name] = oc.ok() ? std::max<int64_t>(0, KeyedValue(*oc, "oom_kill")) : 0;
+    }
+    Status st = ApplyLimits(s, /*reused=*/true);
+    if (!st.ok()) (void)Remove(s.name);
+    return st;
+  }
   Status st = MakeLeaves(s);
   if (st.code() == Code::kAlreadyExists) {
     // A stale cgroup of the same name (a dead job's) would keep its limits and processes.
@@ -130,9 +153,66 @@ Status CgroupV1::Create(const CgroupSpec& s) {
     for (const char* c : kV1Controllers)
       if (st.ok() && Has(c)) st = MakeDirs(c, s.name);
   }
-  if (st.ok()) st = ApplyLimits(s);
+  if (st.ok()) st = ApplyLimits(s, /*reused=*/false);
   if (!st.ok()) (void)Remove(s.name);
   return st;
+}
+
+std::vector<const char*> CgroupV1::PoolHierarchies() const {
+  std::vector<const char*> out;
+  for (const char* c : {"freezer", "pids", "memory", "cpuset", "devices", "cpuacct"})
+    if (Has(c)) out.push_back(c);
+  return out;
+}
+
+bool CgroupV1::Claim(const std::string& name) {
+  auto hs = PoolHierarchies();
+  if (hs.empty()) return false;
+  for (int k = 0; k < kCgroupPoolSlots; ++k) {
+    std::string slot = CgroupPoolSlot(name, k);
+    if (::rename(Dir(hs[0], slot).c_str(), Dir(hs[0], name).c_str()) != 0) {
+      if (errno == ENOENT) continue;
+      return false;  // e.g. a stale cgroup of this name: Create's usual path deals with it
+    }
+    for (size_t i = 1; i < hs.size(); ++i) {
+      if (::rename(Dir(hs[i], slot).c_str(), Dir(hs[i], name).c_str()) == 0) continue;
+      // The slot's entry is missing here (a crash between two renames): a new directory.
+      // A stale one of this name: start over on Create's usual path.
+      if (errno != ENOENT || !MakeDirs(hs[i], name).ok()) {  // (MakeDirs: a cpuset's set-up too)
+        (void)Remove(name);
+        return false;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+Status CgroupV1::Release(const std::string& name) {
+  auto hs = PoolHierarchies();
+  auto procs = Procs(name);
+  bool poolable = !hs.empty() && procs.ok() && procs->empty();
+  if (poolable && Has("memory")) {  // OomKilled of a reused cgroup needs the kernel's counter
+    auto oc = ReadFile(Dir("memory", name) + "/memory.oom_control");
+    poolable = oc.ok() && KeyedValue(*oc, "oom_kill") >= 0;
+  }
+  for (const char* c : {"memory", "cpuacct"})
+    if (poolable && Has(c)) poolable = RemoveCgroupChildren(Dir(c, name));  // accounting
+  if (!poolable) return Remove(name);
+  for (int k = 0; k < kCgroupPoolSlots; ++k) {
+    std::string slot = CgroupPoolSlot(name, k);
+    if (::access(Dir(hs[0], slot).c_str(), F_OK) == 0) continue;  // taken
+    // The deciding hierarchy last: a slot is claimable only once it is complete. Where the
+    // slot's name is taken (a concurrent release, a crash), this job's directory goes.
+    for (size_t i = hs.size(); i-- > 1;)
+      if (::rename(Dir(hs[i], name).c_str(), Dir(hs[i], slot).c_str()) != 0)
+        (void)RemoveCgroupDir(Dir(hs[i], name));
+    if (::rename(Dir(hs[0], name).c_str(), Dir(hs[0], slot).c_str()) != 0)
+      return RemoveCgroupDir(Dir(hs[0], name));
+    oom_base_.erase(name);
+    return Status::Ok();
+  }
+  return Remove(name);  // the pool is full
 }
 
 std::vector<std::string> CgroupV1::ProcsFiles(const std::string& name) const {
@@ -211,6 +291,8 @@ Result<bool> CgroupV1::OomKilled(const std::string& name) {
   auto oc = ReadFile(d + "/memory.oom_control");
   if (!oc.ok()) return oc.status();
   int64_t kills = OomKillsUnder(d);
+  if (auto base = oom_base_.find(name); kills >= 0 && base != oom_base_.end())
+    kills -= base->second;  // a reused cgroup (Create): earlier jobs' kills
   if (kills >= 0) return kills > 0;
   // Kernels before 4.13 have no oom_kill counter: under_oom or a hit limit is the best sign.
   if (KeyedValue(*oc, "under_oom") > 0) return true;

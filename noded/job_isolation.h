@@ -87,6 +87,7 @@ class IsolationPlanner {
   // instances (parent GPU and nvidia-caps devices, read under facts.nvidia_proc).
   void UpdateGpu(const GpuInfo& gpu);
   const CoreMap& cores() const { return cores_; }
+  const IsolationFacts& facts() const { return facts_; }  // fixed but for UpdateGpu's GPUs
 
  private:
   std::mutex mu_;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/filename_pattern.h"
+#include "noded/batch_cgroups.h"
 #include "noded/stepd_signal.h"
 #include "noded/task_usage.h"
 
@@ -410,38 +411,25 @@ JobStatus RunJob(const tessera::v1::LaunchJob& l, const JobRunOptions& opts) {
     plan.argv.assign(l.argv().begin(), l.argv().end());
   plan.exec_path = ResolveProgram(plan.argv[0], plan.env, plan.workdir);
 
-  std::unique_ptr<CgroupManager> cgroup;
-  std::unique_ptr<TaskUsageCgroups> usage;  // issue 19: the .batch step's usage
-  std::string acct;
+  BatchCgroups cgroups;  // the job's cgroup + the .batch step's accounting one (issue 19)
   TaskUsage batch_usage;
   if (opts.isolation && !opts.isolation->cgroup_root.empty()) {
     const JobIsolation& iso = *opts.isolation;
-    cgroup = MakeCgroupManager(DetectCgroupsOnHost(iso.cgroup_root));
-    if (!cgroup) return Failed("no cgroup hierarchy is mounted under " + iso.cgroup_root);
-    Status st = cgroup->Create(iso.cgroup);
+    std::vector<std::string> warnings;
+    Status st = cgroups.Setup(iso, &warnings);
+    for (const auto& w : warnings) Say(opts, "warning: " + w);
     if (!st.ok()) return Failed("cannot set up the job's cgroup: " + st.message());
-    for (const auto& w : cgroup->TakeWarnings()) Say(opts, "warning: " + w);
-    plan.join_files = cgroup->ProcsFiles(iso.cgroup.name);
+    plan.join_files = cgroups.JoinFiles();
     plan.cgroup_name = iso.cgroup.name;
-    usage = std::make_unique<TaskUsageCgroups>(DetectCgroupsOnHost(iso.cgroup_root));
-    acct = TaskUsageCgroups::TaskName(iso.cgroup.name, "batch", 0);
-    if (Status us = usage->enabled() ? usage->Create(acct) : Status::Ok(); !us.ok()) {
-      Say(opts, "warning: no accounting cgroup for the batch script: " + us.message());
-      acct.clear();
-    }
-    if (usage->enabled() && !acct.empty())  // joined after the job's own (issue 19)
-      for (const auto& f : usage->ProcsFiles(acct)) plan.join_files.push_back(f);
-    Say(opts, std::string("cgroup ") + CgroupModeName(cgroup->mode()) + " " + iso.cgroup.name +
-                  ": cpus " + iso.cgroup.cpus + ", memory " +
+    Say(opts, std::string("cgroup ") + CgroupModeName(cgroups.manager()->mode()) + " " +
+                  iso.cgroup.name + ": cpus " + iso.cgroup.cpus + ", memory " +
                   std::to_string(iso.cgroup.memory_bytes) + " bytes");
   }
-  JobStatus st = RunAndSupervise(l, opts, plan, cgroup.get(), usage.get(), acct, &batch_usage);
-  if (usage && usage->enabled() && !acct.empty()) usage->Read(acct, &batch_usage);
+  JobStatus st = RunAndSupervise(l, opts, plan, cgroups.manager(), cgroups.usage(),
+                                 cgroups.acct(), &batch_usage);
+  if (cgroups.usage()) cgroups.usage()->Read(cgroups.acct(), &batch_usage);
   st.usage = FormatUsageText(batch_usage);
-  if (cgroup) {
-    (void)cgroup->KillAll(plan.cgroup_name);
-    if (Status rm = cgroup->Remove(plan.cgroup_name); !rm.ok()) Say(opts, "warning: " + rm.message());
-  }
+  if (Status rm = cgroups.Teardown(); !rm.ok()) Say(opts, "warning: " + rm.message());
   return st;
 }
 

@@ -297,6 +297,13 @@ int Main(int argc, char** argv) {
   StepGrants grants;
   IsolationPlanner planner(MakeIsolationFacts(flags.node, *settings, *desc, spool.root()),
                            CoreMap(AllowedCores()));
+  // Issue 20 §2: released job cgroups pooled by stepds (cgroup.h) are this node's to remove.
+  auto remove_cgroup_pool = [&] {
+    if (!planner.facts().cgroup_root.empty())
+      RemoveCgroupPool(DetectCgroupsOnHost(planner.facts().cgroup_root),
+                       planner.facts().cgroup_parent);
+  };
+  remove_cgroup_pool();
   StepServiceOptions step_opts{flags.node, spool.root(), cfg->kill_wait_s};
   for (const auto& g : desc->gpus) step_opts.gpu_uuids.push_back(g.uuid);
   for (const auto& g : desc->gpus) step_opts.gpu_memory_mib.push_back(g.memory_mib);
@@ -361,6 +368,7 @@ int Main(int argc, char** argv) {
   // Running steps are cancelled after 2 s (their tasks get SIGTERM, KillWait, SIGKILL).
   server->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   close(*notify_fd);
+  remove_cgroup_pool();  // a stepd still running pools its cgroup: removed at the next start
   Log("stopped");
   return 0;
 }

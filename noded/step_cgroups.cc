@@ -80,9 +80,9 @@ void StepCgroups::Remove(uint64_t job) {
   auto cg = MakeCgroupManager(DetectCgroupsOnHost(iso.cgroup_root));
   if (!cg) return;
   (void)cg->KillAll(iso.cgroup.name);
-  Status rm = cg->Remove(iso.cgroup.name);
+  Status rm = cg->Release(iso.cgroup.name);  // issue 20 §2: v1 pools it (cgroup.h)
   if (log_) log_("job " + std::to_string(job) + ": step cgroup " + iso.cgroup.name +
-                 (rm.ok() ? " removed" : " not removed: " + rm.message()));
+                 (rm.ok() ? " released" : " not removed: " + rm.message()));
 }
 
 }  // namespace tessera::noded

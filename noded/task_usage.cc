@@ -36,16 +36,16 @@ void FoldIo(uint64_t r, uint64_t w, TaskUsage* u) {
   u->disk_write_bytes = std::max(u->disk_write_bytes, w);
 }
 
+// mkdir -p of root/name, the leaf tried first (its parents usually exist: the job's cgroup).
 Status MakeAll(const std::string& root, const std::string& name) {
-  std::string path = root;
-  std::istringstream in(name);
-  for (std::string part; std::getline(in, part, '/');) {
-    if (part.empty()) continue;
-    path += "/" + part;
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
-      return Internal("cannot create cgroup " + path + ": " + std::strerror(errno));
+  std::string path = root + "/" + name;
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return Status::Ok();
+  if (errno == ENOENT && name.find('/') != std::string::npos) {
+    TESSERA_RETURN_IF_ERROR(MakeAll(root, name.substr(0, name.rfind('/'))));
+    if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return Status::Ok();
   }
-  return Status::Ok();
+  return Internal("cannot create cgroup " + path + ": " + std::strerror(errno));
 }
 
 // "VmSize:\t  1234 kB" -> 1234.
@@ -139,11 +139,15 @@ void TaskUsageCgroups::Read(const std::string& name, TaskUsage* u) const {
     u->major_faults = Keyed(d + "/memory.stat", "total_pgmajfault");
   }
   if (auto it = m_.v1.find("cpuacct"); it != m_.v1.end()) {
-    std::string f = it->second + "/" + name + "/cpuacct.stat";
+    auto stat = ReadFile(it->second + "/" + name + "/cpuacct.stat");
     long hz = ::sysconf(_SC_CLK_TCK);
     if (hz <= 0) hz = 100;
-    u->user_ms = Keyed(f, "user") * 1000 / static_cast<uint64_t>(hz);
-    u->system_ms = Keyed(f, "system") * 1000 / static_cast<uint64_t>(hz);
+    auto ticks = [&](const char* key) {
+      int64_t v = stat.ok() ? KeyedValue(*stat, key) : 0;
+      return v > 0 ? static_cast<uint64_t>(v) : 0;
+    };
+    u->user_ms = ticks("user") * 1000 / static_cast<uint64_t>(hz);
+    u->system_ms = ticks("system") * 1000 / static_cast<uint64_t>(hz);
   }
 }
 

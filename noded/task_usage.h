@@ -3,7 +3,7 @@
 // jobacct_gather/cgroup does (sacct MaxRSS, AveRSS, MaxVMSize, AveCPU, TotalCPU; sstat live).
 //
 // Every task (a step's rank on this node, or the batch script) gets an accounting cgroup
-// `<job cgroup>/step_<id>/task_<rank>` (batch: `<job cgroup>/batch/task_0`), a child of the
+// `<job cgroup>/step_<id>/task_<rank>` (the batch script: `<job cgroup>/batch`), a child of the
 // job's cgroup, so the job's limits still apply:
 //  - v1: in the memory hierarchy (memory.max_usage_in_bytes = peak, memory.usage_in_bytes = now,
 //    memory.stat total_pgmajfault) and the cpuacct hierarchy (cpuacct.stat user/system, in
@@ -68,7 +68,7 @@ class TaskUsageCgroups {
   // `mounts` as DetectCgroupsOnHost gives them; mode kNone = no cgroups (every call a no-op).
   explicit TaskUsageCgroups(CgroupMounts mounts);
   bool enabled() const;
-  // "<job>/step_<id>/task_<rank>" or "<job>/batch/task_0".
+  // "<job>/step_<id>/task_<rank>" (the batch script's is "<job>/batch": batch_cgroups.h).
   static std::string TaskName(const std::string& job_cgroup, const std::string& step,
                               uint32_t rank);
   Status Create(const std::string& name);

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from vslib.config import API_C, BASE, BIN, BUILD, HERE, ROOT
-from vslib.util import alive, now, read_pid, say, set_aside, sh, wait_dead
+from vslib.util import alive, children_cpu_s, now, read_pid, say, set_aside, sh, wait_dead
 
 class System:
     """What the harness needs from one batch system. Subclasses fill in the commands."""
@@ -100,9 +100,10 @@ class System:
         loop = (f"for _ in $(seq {per}); do {self.submit_cmd} -Q {extra} --wrap=true "
                 f">/dev/null || echo submit failed >&2; done")
         script = " ".join(f"( {loop} ) &" for _ in range(P)) + " wait"
-        t0 = now()
+        t0, c0 = now(), children_cpu_s()
         p = self.run(script, check=False)
         el = now() - t0
+        self.last_cpu_s = children_cpu_s() - c0  # the loops' processes: user+sys
         fails = p.stderr.count("submit failed")
         if fails:
             say(f"   WARN {self.name}: {fails} submissions failed: {p.stderr[-300:]}")

@@ -29,6 +29,14 @@ def now():
     return time.time()
 
 
+def children_cpu_s():
+    """user+sys seconds of this process's waited-for descendants (the shell loops of a measurement
+    and everything they ran)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def cpu_s(pid):
     """utime+stime of a process, seconds (10 ms resolution)."""
     try:

@@ -1,6 +1,7 @@
 """A real Tessera cluster for integration tests: a private munged, tessera-ctld and N
 tessera-noded processes on loopback, each test cluster in its own temporary directory with its
 own ports. Commands run as a given user through runuser, exactly as a person would run them."""
+import glob
 import os
 import pwd
 import shutil
@@ -176,6 +177,7 @@ class Cluster:
         subprocess.run(["pkill", "-KILL", "-f", f"tessera-stepd.*{self.dir}"], check=False)
         # and job shells still running from this cluster's spool (their scripts live there)
         subprocess.run(["pkill", "-KILL", "-f", f"{self.dir}/spool/"], check=False)
+        self._remove_cgroup_pools()
         if self.munged_pid:
             try:
                 os.kill(self.munged_pid, signal.SIGTERM)
@@ -183,6 +185,21 @@ class Cluster:
                 pass
         if os.environ.get("TESSERA_KEEP_TEST_DIRS") != "1":
             shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _remove_cgroup_pools(self):
+        """Issue 20 §2: stepds keep released v1 job cgroups in a pool (noded/cgroup.h) that noded
+        removes when it stops, but stop() SIGKILLs noded: remove the pools (and each node's then
+        empty cgroup parent, "tessera/<node>-<FNV-1a of its spool dir>") here."""
+        for node in self.nodes:
+            h = 2166136261
+            for ch in f"{self.dir}/spool/{node}".encode():
+                h = ((h ^ ch) * 16777619) & 0xFFFFFFFF
+            for parent in glob.glob(f"/sys/fs/cgroup/*/tessera/{node}-{h:08x}"):
+                for d in glob.glob(f"{parent}/pool_*") + [parent]:
+                    try:
+                        os.rmdir(d)
+                    except OSError:
+                        pass
 
     # ---- using it ----------------------------------------------------------------------
     def env(self, extra=None):

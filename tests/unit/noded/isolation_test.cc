@@ -2,11 +2,16 @@
 // RDMA discovery on a fake sysfs tree and GPU-NIC affinity.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
+#include "noded/batch_cgroups.h"
 #include "noded/bpf_device.h"
 #include "noded/cgroup.h"
 #include "noded/core_map.h"
@@ -242,5 +247,105 @@ TEST_CASE("cgroup v1: a job cpuset under a parent with empty cpus/mems still get
     if (!m.v1.count(c)) continue;
     ::rmdir((m.v1.at(c) + "/" + top + "/parent").c_str());
     ::rmdir((m.v1.at(c) + "/" + top).c_str());
+  }
+}
+
+// Issue 20 §2: a released v1 job cgroup is pooled and reused by the next job, which gets its
+// own limits (unset ones reset); nothing named for a job is left once its cgroups are torn down,
+// and RemoveCgroupPool leaves the parent empty in every hierarchy.
+TEST_CASE("cgroup v1 pool: a reused cgroup gets the new job's limits; nothing is left") {
+  CgroupMounts m = DetectCgroupsOnHost("/sys/fs/cgroup");
+  if (::geteuid() != 0 || m.mode != CgroupMode::kV1 || !m.v1.count("memory") ||
+      !m.v1.count("pids") || !m.v1.count("devices") || !m.v1.count("cpuset")) {
+    WARN("SKIPPED: needs root and cgroup v1 cpuset, memory, pids and devices hierarchies");
+    return;
+  }
+  auto read = [](const std::string& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  auto exists = [](const std::string& p) { return ::access(p.c_str(), F_OK) == 0; };
+  std::string parent = "tessera-unit-pool-" + std::to_string(::getpid());
+  JobIsolation iso;
+  iso.cgroup_root = "/sys/fs/cgroup";
+  CgroupSpec limited;
+  limited.cpus = "0";
+  limited.memory_bytes = 64ull << 20;
+  limited.pids_max = 100;
+  limited.restrict_devices = true;
+  limited.devices = StandardDeviceRules();
+  CgroupSpec open;  // no limit set: a reused cgroup must lose the previous job's
+  std::string slot = CgroupPoolSlot(parent + "/job_1", 0);
+  auto dir = [&](const char* c, const std::string& name) { return m.v1.at(c) + "/" + name; };
+
+  iso.cgroup = limited;
+  iso.cgroup.name = parent + "/job_1";
+  std::vector<std::string> warnings;
+  {
+    BatchCgroups job1;
+    REQUIRE(job1.Setup(iso, &warnings).ok());
+    CHECK(job1.acct() == parent + "/job_1/batch");
+    // The accounting child stands in for the job's cgroup in memory (and cpuacct).
+    auto files = job1.JoinFiles();
+    CHECK(std::count(files.begin(), files.end(), dir("memory", parent + "/job_1/batch") + "/cgroup.procs") == 1);
+    CHECK(std::count(files.begin(), files.end(), dir("memory", parent + "/job_1") + "/cgroup.procs") == 0);
+    CHECK(std::count(files.begin(), files.end(), dir("pids", parent + "/job_1") + "/cgroup.procs") == 1);
+    REQUIRE(job1.Teardown().ok());
+  }
+  for (const auto& [c, mount] : m.v1) {
+    CHECK_FALSE(exists(mount + "/" + parent + "/job_1"));
+    CHECK(exists(mount + "/" + slot));
+  }
+  CHECK_FALSE(exists(dir("memory", slot) + "/batch"));  // accounting children are not kept
+
+  iso.cgroup = open;
+  iso.cgroup.name = parent + "/job_2";
+  {
+    BatchCgroups job2;
+    REQUIRE(job2.Setup(iso, &warnings).ok());
+    CHECK_FALSE(exists(dir("memory", slot)));  // the pooled one was taken
+    std::string name = iso.cgroup.name;
+    CHECK(read(dir("cpuset", name) + "/cpuset.cpus") == read(dir("cpuset", parent) + "/cpuset.cpus"));
+    CHECK(std::stoull(read(dir("memory", name) + "/memory.limit_in_bytes")) > (1ull << 40));
+    CHECK(read(dir("pids", name) + "/pids.max") == "max\n");
+    CHECK(read(dir("devices", name) + "/devices.list") == "a *:* rwm\n");
+    CHECK(exists(dir("memory", name) + "/batch"));  // a fresh accounting child
+    REQUIRE(job2.Teardown().ok());
+  }
+
+  iso.cgroup = limited;
+  iso.cgroup.name = parent + "/job_3";
+  {
+    BatchCgroups job3;
+    REQUIRE(job3.Setup(iso, &warnings).ok());
+    std::string name = iso.cgroup.name;
+    CHECK(read(dir("cpuset", name) + "/cpuset.cpus") == "0\n");
+    CHECK(read(dir("memory", name) + "/memory.limit_in_bytes") == std::to_string(64ull << 20) + "\n");
+    CHECK(read(dir("pids", name) + "/pids.max") == "100\n");
+    std::string devices = read(dir("devices", name) + "/devices.list");
+    CHECK(devices.find("a *:* rwm") == std::string::npos);
+    CHECK(devices.find("c 1:3 rwm") != std::string::npos);
+    // A job's process joins the reused cgroup and is listed there; Teardown kills it.
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    REQUIRE(child > 0);
+    REQUIRE(job3.manager()->AddPid(name, child).ok());
+    auto procs = job3.manager()->Procs(name);
+    REQUIRE(procs.ok());
+    CHECK(std::count(procs->begin(), procs->end(), child) == 1);
+    std::thread reaper([child] { ::waitpid(child, nullptr, 0); });  // KillAll waits for its exit
+    Status down = job3.Teardown();
+    reaper.join();
+    REQUIRE(down.ok());
+  }
+  RemoveCgroupPool(m, parent);
+  for (const auto& [c, mount] : m.v1) {
+    CHECK_FALSE(exists(mount + "/" + slot));
+    CHECK(::rmdir((mount + "/" + parent).c_str()) == 0);  // empty: nothing leaked
   }
 }
