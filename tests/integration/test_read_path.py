@@ -42,6 +42,16 @@ def test_tinfo_summary_agrees_with_the_node_records(cluster):
         cluster.run(["tcontrol", "update", f"NodeName={node}", "State=RESUME"])
 
 
+def sdiag(c):
+    out = c.run(["tcontrol", "sdiag"]).stdout
+
+    def num(label):
+        m = re.search(r"^\s*" + re.escape(label) + r":\s+(\d+)$", out, re.M)
+        assert m, (label, out)
+        return int(m.group(1))
+    return out, num
+
+
 def test_sdiag_counters_move_and_reset(cluster):
     work = cluster.user_dir("tessera-alice")
     out, num = sdiag(cluster)
