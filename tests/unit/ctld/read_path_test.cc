@@ -25,8 +25,8 @@ JobSpec Tasks(uint32_t cpus) {
   return spec;
 }
 
-// sinfo's default view from the node records, as the CLI made it before the summary.
-std::string FromRecords(Controller& ctl) {
+// The partitions as ListPartitions gives them (the fields sinfo's default view reads).
+std::vector<v1::PartitionInfo> Parts(Controller& ctl) {
   std::vector<v1::PartitionInfo> parts;
   for (const auto& p : ctl.config().partitions) {
     v1::PartitionInfo pi;
@@ -37,24 +37,20 @@ std::string FromRecords(Controller& ctl) {
     pi.set_nodes(CompressHostlist(p.nodes));
     parts.push_back(pi);
   }
+  return parts;
+}
+
+// sinfo's default view from the node records, as the CLI made it before the summary.
+std::string FromRecords(Controller& ctl) {
   std::vector<v1::NodeInfo> nodes;
   for (const auto& name : ctl.nodes().order()) {
     nodes.emplace_back();
     rpc::ToProto(*ctl.nodes().Find(name), 0, &nodes.back());
   }
-  return cli::FormatInfo(parts, nodes, {});
+  return cli::FormatInfo(Parts(ctl), nodes, {});
 }
 
 std::string FromSummary(Controller& ctl, uint64_t* generation) {
-  std::vector<v1::PartitionInfo> parts;
-  for (const auto& p : ctl.config().partitions) {
-    v1::PartitionInfo pi;
-    pi.set_name(p.name);
-    pi.set_is_default(&p == ctl.config().DefaultPartition());
-    pi.set_up(p.up);
-    pi.set_max_time_s(p.max_time_s);
-    parts.push_back(pi);
-  }
   std::vector<v1::ListNodesResponse::StateGroup> groups;
   for (const auto& g : ctl.StateSummary(generation)) {
     groups.emplace_back();
@@ -63,7 +59,7 @@ std::string FromSummary(Controller& ctl, uint64_t* generation) {
     groups.back().set_count(g.count);
     groups.back().set_nodes(g.nodes);
   }
-  return cli::FormatInfoSummary(parts, groups, {});
+  return cli::FormatInfoSummary(Parts(ctl), groups, {});
 }
 
 }  // namespace
