@@ -1,7 +1,9 @@
 #include "common/hostlist.h"
 
 #include <cctype>
+#include <algorithm>
 #include <cstdint>
+#include <tuple>
 
 namespace tessera {
 namespace {
@@ -179,6 +181,27 @@ std::string CompressHostlist(const std::vector<std::string>& hosts) {
     out += ']';
   }
   return out;
+}
+
+namespace {
+
+std::tuple<std::string_view, unsigned long long, size_t, std::string_view> HostKey(
+    const std::string& s) {
+  size_t i = s.size();
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(s[i - 1]))) --i;
+  std::string_view digits = std::string_view(s).substr(i);
+  unsigned long long num = 0;
+  if (digits.size() <= 18)
+    for (char c : digits) num = num * 10 + static_cast<unsigned long long>(c - '0');
+  return {std::string_view(s).substr(0, i), num, digits.size(), s};
+}
+
+}  // namespace
+
+bool HostNameLess(const std::string& a, const std::string& b) { return HostKey(a) < HostKey(b); }
+
+void SortHostNames(std::vector<std::string>& names) {
+  std::stable_sort(names.begin(), names.end(), HostNameLess);
 }
 
 }  // namespace tessera

@@ -23,4 +23,10 @@ inline constexpr size_t kMaxHostlistSize = 1'000'000;
 Result<std::vector<std::string>> ExpandHostlist(std::string_view expr);
 std::string CompressHostlist(const std::vector<std::string>& hosts);
 
+// Sorts host names as people expect ("n2" before "n10"): by the part before the trailing
+// number, then that number, then its width, then the name. Stable. (sinfo's node lists; ctld's
+// node-state summary and the CLI both use it, so their lists are byte-identical.)
+void SortHostNames(std::vector<std::string>& names);
+bool HostNameLess(const std::string& a, const std::string& b);
+
 }  // namespace tessera

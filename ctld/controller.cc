@@ -685,8 +685,10 @@ void Controller::RunCycle() {
     jobs_.SetReason(id, "PartitionTimeLimit");
   snap.reservations = resv_->all();  // issue 17 §1
   if (sched_cfg_->weight_fairshare > 0) sched::FillFairshare(snap, *sched_cfg_, usage_.usage());
-  auto result = sched::RunCycle(snap, *sched_cfg_, registry_);
+  auto result = sched::RunCycle(snap, *sched_cfg_, registry_,
+                                [this] { return clock_->MonotonicMicros(); });
   stats_.jobs_backfilled += result.jobs_backfilled;
+  RecordCycleDepth(result, now);  // issue 20 §3 (sdiag; controller_stats.cc)
   if (!result.status.ok() && !logged_cycle_error_) {
     Log("scheduling cycle failed: " + result.status.message());
     logged_cycle_error_ = true;

@@ -86,6 +86,23 @@ struct CtldStats {
   uint64_t jobs_cancelled = 0;
   uint64_t jobs_failed = 0;
   uint64_t jobs_backfilled = 0;
+  // Issue 20 §3 (sdiag, h20a). A reset (ResetStats) zeroes all but the *_since_start figures.
+  uint64_t jobs_backfilled_since_start = 0;
+  uint64_t depth_total = 0;           // CycleResult::allocate_depth, summed over cycles
+  uint64_t last_queue_length = 0;     // pending jobs in the last cycle
+  uint64_t bf_cycles = 0;
+  int64_t bf_last_when = 0;           // epoch s
+  int64_t bf_last_us = 0, bf_max_us = 0, bf_total_us = 0;
+  uint64_t bf_last_depth = 0, bf_last_depth_try = 0, bf_last_queue = 0, bf_last_reserved = 0;
+  uint64_t bf_depth_total = 0, bf_depth_try_total = 0, bf_queue_total = 0;
+};
+
+// Issue 20 §2 (h20a): sinfo's default rows, made by ctld (Controller::StateSummary).
+struct NodeStateGroup {
+  std::string partition;
+  std::string state;       // NodeRuntime::StateName()
+  uint32_t count = 0;
+  std::string nodes;       // sorted as people expect (SortHostNames), hostlist-compressed
 };
 
 class Controller {
@@ -106,6 +123,13 @@ class Controller {
   JobManager& jobs() { return jobs_; }
   NodeTable& nodes() { return nodes_; }
   const CtldStats& stats() const { return stats_; }
+  // Issue 20 §3 (sdiag --reset): counters and cycle figures start again from now.
+  void ResetStats();
+  // Issue 20 §2 (h20a): one row per (partition, node state) in sinfo's order (partitions in
+  // config order, states MIXED, ALLOCATED, IDLE, DRAINING, DRAINED, DOWN, other; a partition
+  // without nodes has no row). Cached (controller_stats.cc): rebuilt only when some node's
+  // state or the configuration changed since the last call (the generation then moves on).
+  const std::vector<NodeStateGroup>& StateSummary(uint64_t* generation);
   // Issue 20 §3: counters and histograms into `m` (null = none; not owned). Core thread.
   void SetMetrics(metrics::CtldMetrics* m) { metrics_ = m; }
   // The topology of the current config (issue 15; ctld/topology_live.h). Core thread.
@@ -340,6 +364,13 @@ class Controller {
   JobManager jobs_;
   NodeTable nodes_;
   CtldStats stats_;
+  void RecordCycleDepth(const sched::CycleResult& r, int64_t now);  // sdiag (issue 20 §3)
+  struct SummaryCache {  // StateSummary's
+    std::shared_ptr<const ClusterConfig> cfg;  // the config it was made for
+    std::vector<uint8_t> states;  // per node, config order
+    std::vector<NodeStateGroup> groups;
+    uint64_t generation = 0;
+  } summary_;
   metrics::CtldMetrics* metrics_ = nullptr;  // issue 20 §3
   // Jobs started whose launch is not sent yet (start not durable yet) -> signals to send after it.
   std::map<uint64_t, std::vector<int>> awaiting_launch_;

@@ -1,7 +1,13 @@
 // sched_scale: cycle time and memory of tessera_sched's RunCycle on synthetic clusters.
 //
 //   sched_scale [--nodes 1000,10000] [--jobs 10000,100000] [--seed 1] [--cycles 3] [--mig 1]
-//               [--preempt 1] [--tree 32,16] [--fairshare 1] [--drf 1] [--queues 1]
+//               [--preempt 1] [--tree 32,16] [--fairshare 1] [--drf 1] [--queues 1] [--full 1]
+//               [--digest 1] [--bf-depth N]
+//
+// --full 1 (issue 20 §2): every node busy with one long exclusive job, every pending job one
+// 8-CPU task (MakeFullCluster). --digest 1: a hash of the last cycle's decisions, to compare
+// the decisions of two builds on the same input. --bf-depth N: bf_reservation_depth=N (N > 1:
+// conservative backfill, many reservations in a cycle).
 //
 // --preempt 1 (issue 16 §4): PreemptType=preempt/qos, PreemptMode=REQUEUE; a third of the running
 // jobs are in QoS "scav" (preemptable), 5% of the pending jobs in QoS "high" (Preempt=scav), the
@@ -180,6 +186,46 @@ ClusterSnapshot MakeCluster(uint32_t n_nodes, uint32_t n_jobs, uint64_t seed, bo
   return s;
 }
 
+// --full 1 (issue 20 §2): bench/nodeemu scale.py's "cycle" scenario in the library. Every node
+// (16 CPUs, 4000 MiB, no GPUs, one partition) runs one exclusive job with the default time
+// limit (365 days: beyond bf_window), and every pending job asks one task of 8 CPUs: nothing
+// can start and no reservation fits in the window.
+ClusterSnapshot MakeFullCluster(uint32_t n_nodes, uint32_t n_jobs) {
+  ClusterSnapshot s;
+  s.now = 1'700'000'000;
+  const int64_t year = 365 * 86400;
+  s.partitions = {{"debug", true, 0, -1, -1, 1}};
+  for (uint32_t i = 0; i < n_nodes; ++i) {
+    tessera::sched::NodeSnap n;
+    n.name = "e" + std::to_string(i + 1);
+    n.cpus_total = 16;
+    n.mem_total = 4000;
+    n.mem_free = 4000;
+    n.partitions = {"debug"};
+    n.idle = false;
+    tessera::sched::RunningSnap r;
+    r.id = i + 1;
+    r.user = "u0";
+    r.partition = "debug";
+    r.start_time = s.now - 60;
+    r.end_time = s.now - 60 + year;
+    r.nodes.push_back({n.name, 16, 0, 0});
+    s.nodes.push_back(std::move(n));
+    s.running.push_back(std::move(r));
+  }
+  for (uint32_t j = 0; j < n_jobs; ++j) {
+    JobSnap js;
+    js.id = 1'000'000 + j;
+    js.partition = "debug";
+    js.user = "u0";
+    js.submit_time = s.now - 30;
+    js.time_limit = year;
+    js.groups.push_back({"main", 1, {8, 0, 0, ""}, 0, {}});
+    s.pending.push_back(std::move(js));
+  }
+  return s;
+}
+
 // --preempt (issue 16 §4): QoS for running and pending jobs, and the config that preempts.
 void AddPreemption(ClusterSnapshot& s, uint64_t seed) {
   std::mt19937_64 rng(seed + 16);
@@ -286,6 +332,27 @@ tessera::sched::Registry TimedRegistry(StepTimes* t) {
   return r;
 }
 
+// --digest 1 (issue 20 §2): an FNV-1a hash of the last cycle's decisions (kind, placement,
+// reason, expected start, reserved nodes), to compare two builds' decisions on the same input.
+uint64_t Digest(const tessera::sched::CycleResult& r) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+  };
+  for (const auto& d : r.decisions) {
+    mix(std::to_string(d.job_id) + (d.kind == tessera::sched::Decision::Kind::kStart ? "S" : "P") +
+        d.reason + std::to_string(d.expected_start) + (d.backfilled ? "b" : ""));
+    for (const auto& p : d.placement) {
+      mix(p.node + ':' + std::to_string(p.cpus) + ',' + std::to_string(p.mem_mib));
+      for (uint32_t g : p.gpu_indices) mix(std::to_string(g));
+      for (const auto& m : p.mig_uuids) mix(m);
+    }
+    for (const auto& n : d.reserved_nodes) mix(n);
+  }
+  return h;
+}
+
 std::vector<uint32_t> ParseList(const char* s) {
   std::vector<uint32_t> out;
   for (const char* p = s; *p;) {
@@ -356,7 +423,8 @@ int main(int argc, char** argv) {
   int cycles = 3;
   bool mig = false, fairshare = false, drf = false, queues = false, fcfs = false;
   int preempt = 0;
-  bool steps = false;
+  bool steps = false, full = false, digest = false;
+  uint32_t bf_depth = 0;  // 0 = the config's (1, EASY)
   std::vector<uint32_t> tree;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
@@ -372,8 +440,11 @@ int main(int argc, char** argv) {
     else if (a == "--queues") queues = std::atoi(argv[i + 1]) != 0;
     else if (a == "--fcfs") fcfs = std::atoi(argv[i + 1]) != 0;
     else if (a == "--steps") steps = std::atoi(argv[i + 1]) != 0;
+    else if (a == "--full") full = std::atoi(argv[i + 1]) != 0;  // issue 20 §2
+    else if (a == "--digest") digest = std::atoi(argv[i + 1]) != 0;
+    else if (a == "--bf-depth") bf_depth = static_cast<uint32_t>(std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1] [--queues 0|1] [--fcfs 0|1] [--steps 0|1]\n");
+      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1] [--queues 0|1] [--fcfs 0|1] [--steps 0|1] [--full 0|1] [--digest 0|1] [--bf-depth N]\n");
       return 2;
     }
   }
@@ -387,7 +458,7 @@ int main(int argc, char** argv) {
       steps ? TimedRegistry(&step_times) : tessera::sched::Registry::Builtin();
   for (uint32_t n : nodes)
     for (uint32_t j : jobs) {
-      ClusterSnapshot snap = MakeCluster(n, j, seed, mig);
+      ClusterSnapshot snap = full ? MakeFullCluster(n, j) : MakeCluster(n, j, seed, mig);
       if (preempt) AddPreemption(snap, seed);
       if (tree.size() == 2 && tree[0] > 0 && tree[1] > 0) AddTree(snap, tree[0], tree[1]);
       if (!preempt && (fairshare || drf)) cfg = FairshareConfig(fairshare, drf);
@@ -399,6 +470,7 @@ int main(int argc, char** argv) {
         for (auto& [name, a] : f.accounts) cfg.accounts[name] = a;
       }
       if (queues) AddQueues(cfg, n);
+      if (bf_depth) cfg.bf_reservation_depth = bf_depth;
       tessera::sched::UsageMap usage = FairshareUsage(seed);
       double total = 0, lo = 1e18, hi = 0, cpu = 0;
       tessera::sched::CycleResult r;
@@ -441,6 +513,7 @@ int main(int argc, char** argv) {
           if (p.cause == "reclaim") ++reclaims, victims += p.victims.size();
         std::printf("  queues %zu, reclaims %zu (victims %zu)\n", r.queues.size(), reclaims, victims);
       }
+      if (digest) std::printf("  decisions digest %016llx\n", static_cast<unsigned long long>(Digest(r)));
       if (preempt == 1) {
         size_t victims = 0;
         for (const auto& p : r.preemptions) victims += p.victims.size();

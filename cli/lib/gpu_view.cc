@@ -6,6 +6,7 @@
 #include "cli/lib/info_format.h"
 #include "cli/lib/share_view.h"
 #include "cli/lib/text_util.h"
+#include "common/hostlist.h"
 
 namespace tessera::cli {
 namespace {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -18,15 +19,6 @@ namespace {
 
 namespace pb = ::tessera::v1;
 constexpr int kMinFieldSize = 9;  // sinfo's MIN_PART_FIELD_SIZE / MIN_NODE_FIELD_SIZE
-
-// Sort key for host names: prefix, then the trailing number, then width, then the name.
-std::tuple<std::string, unsigned long long, size_t, std::string> HostKey(const std::string& s) {
-  size_t i = s.size();
-  while (i > 0 && std::isdigit(static_cast<unsigned char>(s[i - 1]))) --i;
-  std::string digits = s.substr(i);
-  unsigned long long num = digits.empty() || digits.size() > 18 ? 0 : std::stoull(digits);
-  return {s.substr(0, i), num, digits.size(), s};
-}
 
 // Display order of states inside one partition.
 int StateRank(pb::NodeState s) {
@@ -74,25 +66,41 @@ struct Row {
   std::vector<std::string> cells;
 };
 
+using StateGroup = pb::ListNodesResponse::StateGroup;
+
+// A partition's rows of the default view from node records: by state, in sinfo's order.
+std::vector<StateGroup> GroupNodes(const pb::PartitionInfo& p, const std::vector<pb::NodeInfo>& nodes) {
+  std::map<int, std::pair<pb::NodeState, std::vector<std::string>>> by_state;
+  for (const auto* n : Members(p, nodes)) {
+    auto& slot = by_state[StateRank(n->state())];
+    slot.first = n->state();
+    slot.second.push_back(n->name());
+  }
+  std::vector<StateGroup> out;
+  for (auto& [rank, st] : by_state) {
+    StateGroup g;
+    g.set_state(st.first);
+    g.set_count(static_cast<uint32_t>(st.second.size()));
+    g.set_nodes(Compress(std::move(st.second)));
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 std::string PartitionView(const std::vector<const pb::PartitionInfo*>& parts,
-                          const std::vector<pb::NodeInfo>& nodes, bool header) {
+                          const std::function<std::vector<StateGroup>(const pb::PartitionInfo&)>& groups_of,
+                          bool header) {
   std::vector<Row> rows;
   size_t pw = kMinFieldSize;
   for (const auto* p : parts) {
     pw = std::max(pw, PartLabel(*p).size());
-    std::map<int, std::pair<pb::NodeState, std::vector<std::string>>> by_state;
-    for (const auto* n : Members(*p, nodes)) {
-      auto& slot = by_state[StateRank(n->state())];
-      slot.first = n->state();
-      slot.second.push_back(n->name());
-    }
+    std::vector<StateGroup> groups = groups_of(*p);
     std::string avail = p->up() ? "up" : "down";
-    if (by_state.empty())
+    if (groups.empty())
       rows.push_back({{PartLabel(*p), avail, LimitText(p->max_time_s()), "0", "n/a", ""}});
-    for (const auto& [rank, st] : by_state)
-      rows.push_back({{PartLabel(*p), avail, LimitText(p->max_time_s()),
-                       std::to_string(st.second.size()), NodeStateCompact(st.first),
-                       Compress(st.second)}});
+    for (const auto& g : groups)
+      rows.push_back({{PartLabel(*p), avail, LimitText(p->max_time_s()), std::to_string(g.count()),
+                       NodeStateCompact(g.state()), g.nodes()}});
   }
   std::string out;
   int w = static_cast<int>(pw);
@@ -112,7 +120,7 @@ std::string NodeView(const std::vector<const pb::PartitionInfo*>& parts,
   for (const auto* p : parts)
     for (const auto* n : Members(*p, nodes)) rows.push_back({n, PartLabel(*p)});
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return HostKey(a.first->name()) < HostKey(b.first->name());
+    return HostNameLess(a.first->name(), b.first->name());
   });
   size_t nw = kMinFieldSize, pw = kMinFieldSize;
   for (const auto& r : rows) {
@@ -220,12 +228,6 @@ std::string NodeStateLong(const pb::NodeInfo& node) {
   }
 }
 
-void SortHostNames(std::vector<std::string>& names) {
-  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-    return HostKey(a) < HostKey(b);
-  });
-}
-
 std::string FormatInfo(const std::vector<pb::PartitionInfo>& partitions,
                        const std::vector<pb::NodeInfo>& nodes, const InfoOptions& opts) {
   std::vector<const pb::PartitionInfo*> parts;
@@ -233,7 +235,22 @@ std::string FormatInfo(const std::vector<pb::PartitionInfo>& partitions,
     if (opts.partitions.empty() || Contains(opts.partitions, p.name())) parts.push_back(&p);
   if (opts.list_reasons) return ReasonView(parts, nodes, opts.header, opts.names);
   if (opts.node_oriented) return NodeView(parts, nodes, opts.header);
-  return PartitionView(parts, nodes, opts.header);
+  return PartitionView(
+      parts, [&](const pb::PartitionInfo& p) { return GroupNodes(p, nodes); }, opts.header);
+}
+
+std::string FormatInfoSummary(const std::vector<pb::PartitionInfo>& partitions,
+                              const std::vector<StateGroup>& groups, const InfoOptions& opts) {
+  std::vector<const pb::PartitionInfo*> parts;
+  for (const auto& p : partitions)
+    if (opts.partitions.empty() || Contains(opts.partitions, p.name())) parts.push_back(&p);
+  auto groups_of = [&](const pb::PartitionInfo& p) {
+    std::vector<StateGroup> out;
+    for (const auto& g : groups)
+      if (g.partition() == p.name()) out.push_back(g);
+    return out;
+  };
+  return PartitionView(parts, groups_of, opts.header);
 }
 
 }  // namespace tessera::cli

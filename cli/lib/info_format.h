@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/v1/controller.pb.h"
 #include "tessera/v1/types.pb.h"
 
 namespace tessera::cli {
@@ -29,8 +30,10 @@ std::string NodeStateLong(const tessera::v1::NodeInfo& node);
 
 std::string FormatInfo(const std::vector<tessera::v1::PartitionInfo>& partitions,
                        const std::vector<tessera::v1::NodeInfo>& nodes, const InfoOptions& opts);
-
-// Sorts host names as people expect ("n2" before "n10"): by prefix, then number.
-void SortHostNames(std::vector<std::string>& names);
+// The default view (not -N, not -R) from ctld's node-state summary (ListNodes with
+// state_summary, issue 20 §2): the same text FormatInfo prints from the node records.
+std::string FormatInfoSummary(const std::vector<tessera::v1::PartitionInfo>& partitions,
+                              const std::vector<tessera::v1::ListNodesResponse::StateGroup>& groups,
+                              const InfoOptions& opts);
 
 }  // namespace tessera::cli

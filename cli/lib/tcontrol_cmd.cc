@@ -6,6 +6,7 @@
 #include "cli/lib/command.h"
 #include "cli/lib/help_text.h"
 #include "cli/lib/resv_view.h"
+#include "cli/lib/sdiag_view.h"
 #include "cli/lib/show_format.h"
 #include "cli/lib/slurm_compat.h"
 #include "cli/lib/hostlist_cmd.h"
@@ -70,17 +71,20 @@ Commands:
                                 (a new file on the controller's host; administrators); jobs
                                 keep flowing meanwhile. Restore: docs/admin-guide.md
   ping                          check that the controller answers
-  sdiag                         scheduler and RPC statistics (as sdiag)
+  sdiag [--reset]               scheduler and RPC statistics (as sdiag); --reset (-r):
+                                zero them (administrators)
   version                       show the version
 Options:
   -o, --oneliner                print each record of "show" on one line
   -d, --details                 accepted for compatibility (show always prints all details)
+  -r, --reset                   with sdiag: zero the statistics (sdiag -r); -a, --all: the
+                                report (the default)
   -h, --help                    show this help
   -V, --version                 show the version
 Keys are case-insensitive. Environment: TESSERA_CONF names the configuration file.
 )";
 
-enum Opt { kOneLiner = 1, kHelp, kVersion, kEvents, kDetails };
+enum Opt { kOneLiner = 1, kHelp, kVersion, kEvents, kDetails, kReset, kAll };
 
 const std::vector<OptionSpec> kSpecs = {
     {"oneliner", 'o', ArgKind::kNone, kOneLiner},
@@ -88,11 +92,14 @@ const std::vector<OptionSpec> kSpecs = {
     {"version", 'V', ArgKind::kNone, kVersion},
     {"events", 0, ArgKind::kNone, kEvents},
     {"details", 'd', ArgKind::kNone, kDetails},
+    {"reset", 'r', ArgKind::kNone, kReset},  // sdiag -r (issue 20 §3)
+    {"all", 'a', ArgKind::kNone, kAll},      // sdiag -a: the report (the default)
 };
 
 struct ControlArgs {
   std::vector<std::string> words;
   bool oneliner = false, events = false;
+  bool reset = false;  // sdiag --reset (issue 20 §3)
 };
 
 struct KeyValue {
@@ -483,39 +490,14 @@ int Ping(CommandContext& ctx, ControllerApi& api) {
   return 0;
 }
 
-int Sdiag(CommandContext& ctx, ControllerApi& api) {
-  auto d = api.Diagnostics({});
+// sdiag [--reset]: the report (sdiag_view.h), or (admins) zero the statistics.
+int Sdiag(CommandContext& ctx, ControllerApi& api, bool reset) {
+  pb::DiagnosticsRequest req;
+  req.set_reset(reset);
+  auto d = api.Diagnostics(req);
   if (!d.ok()) return Fail(ctx, "sdiag: " + d.status().message());
-  auto line = [&](const std::string& k, const std::string& v) {
-    *ctx.out << PadField(k + ":", 28, false, false) << v << "\n";
-  };
-  *ctx.out << "*******************************************************\n"
-           << "sdiag output at " << FormatTimestamp(d->server_time()) << "\n"
-           << "Data since      " << FormatTimestamp(d->start_time()) << "\n"
-           << "*******************************************************\n";
-  line("Jobs submitted", std::to_string(d->jobs_submitted()));
-  line("Jobs started", std::to_string(d->jobs_started()));
-  line("Jobs completed", std::to_string(d->jobs_completed()));
-  line("Jobs canceled", std::to_string(d->jobs_canceled()));
-  line("Jobs failed", std::to_string(d->jobs_failed()));
-  line("Jobs pending", std::to_string(d->jobs_pending()));
-  line("Jobs running", std::to_string(d->jobs_running()));
-  *ctx.out << "\nMain schedule statistics (microseconds):\n";
-  line("\tTotal cycles", std::to_string(d->schedule_cycles()));
-  line("\tLast cycle", std::to_string(d->schedule_cycle_last_us()));
-  line("\tMax cycle", std::to_string(d->schedule_cycle_max_us()));
-  line("\tMean cycle", std::to_string(d->schedule_cycle_mean_us()));
-  line("\tBackfilled jobs", std::to_string(d->backfilled_jobs()));
-  *ctx.out << "\nRemote Procedure Call statistics by message type\n";
-  for (const auto& r : d->rpc_stats())
-    *ctx.out << "\t" << r.name() << " count:" << r.count() << " ave_time:"
-             << (r.count() ? r.total_time_us() / r.count() : 0)
-             << " total_time:" << r.total_time_us() << "\n";
-  *ctx.out << "\nRemote Procedure Call statistics by user\n";
-  for (const auto& u : d->user_stats())
-    *ctx.out << "\t" << UserLabel(*ctx.names, u.uid()) << "(" << u.uid() << ") count:" << u.count()
-             << " ave_time:" << (u.count() ? u.total_time_us() / u.count() : 0)
-             << " total_time:" << u.total_time_us() << "\n";
+  if (reset) return (*ctx.out << "Reset scheduling statistics\n", 0);
+  *ctx.out << FormatSdiag(*d, *ctx.names);
   return 0;
 }
 
@@ -546,7 +528,7 @@ int Dispatch(CommandContext& ctx, ControllerApi& api, const ControlArgs& a) {
   if (cmd == "suspend") return JobAction(ctx, api, a, pb::UpdateJobRequest::SUSPEND);
   if (cmd == "resume" && AllJobIds(a.words))
     return JobAction(ctx, api, a, pb::UpdateJobRequest::RESUME);
-  if (cmd == "sdiag") return Sdiag(ctx, api);
+  if (cmd == "sdiag") return Sdiag(ctx, api, a.reset);
   if (cmd == "show") return Show(ctx, api, a);
   if (cmd == "hold") return JobAction(ctx, api, a, pb::UpdateJobRequest::HOLD);
   if (cmd == "release") return JobAction(ctx, api, a, pb::UpdateJobRequest::RELEASE);
@@ -649,6 +631,7 @@ int RunTcontrol(CommandContext& ctx) {
     if (o.id == kHelp) help = true;
     if (o.id == kVersion) version = true;
     if (o.id == kEvents) a.events = true;
+    if (o.id == kReset) a.reset = true;
   }
   if (help || (!a.words.empty() && ToLower(a.words[0]) == "help"))
     return (*ctx.out << HelpText(ctx, kUsage), 0);
@@ -659,6 +642,8 @@ int RunTcontrol(CommandContext& ctx) {
     return Fail(ctx, "invalid command \"" + a.words[0] + "\" (see tcontrol --help)");
   if (a.events && ToLower(a.words[0]) != "show")
     return Fail(ctx, "--events is only valid with show job");
+  if (a.reset && ToLower(a.words[0]) != "sdiag")
+    return Fail(ctx, "--reset is only valid with sdiag");
   if (int rc = LocalCommand(ctx, a); rc >= 0) return rc;
   auto api = ctx.connect();
   if (!api.ok() && IsShowConfig(a))

@@ -178,7 +178,13 @@ int RunTinfo(CommandContext& ctx) {
   if (reservations) return PrintReservationTable(ctx, **api, opts.header);  // sinfo -T
   auto parts = (*api)->ListPartitions({});
   if (!parts.ok()) return Fail(ctx, parts.status().message());
-  auto nodes = (*api)->ListNodes({});
+  // The default view needs no node records: ctld's node-state summary (issue 20 §2) is one row
+  // per partition and state. A controller without it answers with no generation: then the
+  // records it sent instead are used.
+  bool summary_view = format.empty() && !opts.node_oriented && !opts.list_reasons && !json && !gpus;
+  pb::ListNodesRequest nreq;
+  nreq.set_state_summary(summary_view);
+  auto nodes = (*api)->ListNodes(nreq);
   if (!nodes.ok()) return Fail(ctx, nodes.status().message());
   for (const auto& want : opts.partitions) {
     bool known = false;
@@ -186,6 +192,13 @@ int RunTinfo(CommandContext& ctx) {
     if (!known) return Fail(ctx, "invalid partition name specified: " + want);
   }
   std::vector<pb::PartitionInfo> pv(parts->partitions().begin(), parts->partitions().end());
+  if (summary_view && nodes->generation() != 0) {
+    std::vector<pb::ListNodesResponse::StateGroup> groups;
+    for (const auto& g : nodes->groups())
+      if (states.empty() || states.count(NodeStateCompact(g.state()))) groups.push_back(g);
+    *ctx.out << FormatInfoSummary(pv, groups, opts);
+    return 0;
+  }
   std::vector<pb::NodeInfo> nv;
   for (const auto& n : nodes->nodes())
     if (states.empty() || states.count(NodeStateCompact(n.state()))) nv.push_back(n);

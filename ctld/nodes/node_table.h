@@ -92,6 +92,13 @@ class NodeLink {
                             const std::vector<std::string>& destroy) = 0;
   // Tells the node that ctld drained (drain=true, reason) or resumed GPU `gpu` (issue 14).
   virtual void SetGpuDrain(uint32_t gpu, bool drain, const std::string& reason) {}
+  // Issue 20 §3 (sdiag): messages queued for the node and not yet written, and whether a
+  // write is in flight. Thread-safe.
+  struct Backlog {
+    uint32_t queued = 0;
+    bool writing = false;
+  };
+  virtual Backlog backlog() { return {}; }
 };
 
 enum class NodeBase { kUnknown, kUp, kDown };

@@ -78,6 +78,10 @@ class AgentReactor final : public grpc::ServerBidiReactor<v1::NodeMessage, v1::C
     }
   }
   void Cancel() { ctx_->TryCancel(); }
+  NodeLink::Backlog Queued() {  // sdiag (issue 20 §3)
+    std::lock_guard<std::mutex> l(mu_);
+    return {static_cast<uint32_t>(out_.size() - (writing_ ? 1 : 0)), writing_};
+  }
   // Ends the call with `st` once the write in flight (if any) is done; later sends are dropped.
   void Close(const grpc::Status& st) {
     std::lock_guard<std::mutex> l(mu_);
@@ -155,6 +159,10 @@ class AgentLink final : public NodeLink {
     Send(std::move(m));
   }
   void Probe() override { Send(v1::ControllerMessage()); }
+  Backlog backlog() override {
+    std::lock_guard<std::mutex> l(mu_);
+    return r_ ? r_->Queued() : Backlog{};
+  }
   // Ends the stream: the pending read fails and the node sees it closed.
   void Disconnect() override {
     std::lock_guard<std::mutex> l(mu_);

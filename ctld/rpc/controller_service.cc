@@ -372,6 +372,19 @@ grpc::Status ControllerService::ListNodes(grpc::ServerContext* ctx, const v1::Li
   RpcTimer timer(&rpc_stats_, "ListNodes");
   auto caller = Check(ctx, "ListNodes", Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
+  if (req->state_summary() && req->names().empty())  // issue 20 §2: sinfo's default rows
+    return ToGrpc(core_->Call([&]() -> Status {
+      uint64_t generation = 0;
+      for (const auto& g : ctl_->StateSummary(&generation)) {
+        auto* out = resp->add_groups();
+        out->set_partition(g.partition);
+        out->set_state(NodeStateOf(g.state));
+        out->set_count(g.count);
+        out->set_nodes(g.nodes);
+      }
+      resp->set_generation(generation);
+      return Status::Ok();
+    }));
   return ToGrpc(core_->Call([&]() -> Status {
     int64_t now = clock_->Now();
     for (const auto& name : req->names())
@@ -557,12 +570,23 @@ grpc::Status ControllerService::Ping(grpc::ServerContext* ctx, const v1::PingReq
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerService::Diagnostics(grpc::ServerContext* ctx, const v1::DiagnosticsRequest*,
+grpc::Status ControllerService::Diagnostics(grpc::ServerContext* ctx, const v1::DiagnosticsRequest* req,
                                             v1::DiagnosticsResponse* resp) {
   RpcTimer timer(&rpc_stats_, "Diagnostics");
-  auto caller = Check(ctx, "Diagnostics", Role::kAnyone);
+  auto caller = Check(ctx, "Diagnostics", req->reset() ? Role::kAdmin : Role::kAnyone);
   if (!caller.ok()) return ToGrpc(caller.status());
+  if (req->reset()) {  // sdiag --reset (issue 20 §3)
+    core_->Call([&] {
+      ctl_->ResetStats();
+      return 0;
+    });
+    rpc_stats_.Reset();
+    Log("sdiag statistics reset by uid " + std::to_string(caller->uid));
+    return grpc::Status::OK;
+  }
+  resp->set_server_thread_count(rpc_stats_.InFlight());
   core_->Call([&] {
+    FillDiagnosticsExtra(resp);
     const CtldStats& s = ctl_->stats();
     resp->set_server_time(clock_->Now());
     resp->set_start_time(s.start_time);
@@ -598,6 +622,41 @@ grpc::Status ControllerService::Diagnostics(grpc::ServerContext* ctx, const v1::
     u->set_total_time_us(st.total_us);
   }
   return grpc::Status::OK;
+}
+
+void ControllerService::FillDiagnosticsExtra(v1::DiagnosticsResponse* resp) {
+  const CtldStats& s = ctl_->stats();
+  uint32_t queued = 0, busy = 0, writing = 0;
+  for (auto& [name, n] : ctl_->nodes().nodes()) {
+    if (!n.link) continue;
+    NodeLink::Backlog b = n.link->backlog();
+    queued += b.queued;
+    busy += b.queued > 0 || b.writing;
+    writing += b.writing;
+  }
+  resp->set_agent_queue_size(queued);
+  resp->set_agent_count(busy);
+  resp->set_agent_thread_count(writing);
+  resp->set_dbd_agent_queue_size(static_cast<uint32_t>(store_ ? store_->Stats().queued : 0));
+  resp->set_job_states_ts(clock_->Now());
+  auto per = [](uint64_t total, uint64_t n) { return static_cast<uint32_t>(n ? total / n : 0); };
+  resp->set_schedule_cycle_depth_mean(per(s.depth_total, s.cycles));
+  resp->set_schedule_queue_length(static_cast<uint32_t>(s.last_queue_length));
+  auto* bf = resp->mutable_backfill();
+  bf->set_backfilled_jobs_since_start(static_cast<uint32_t>(s.jobs_backfilled_since_start));
+  bf->set_backfilled_jobs(static_cast<uint32_t>(s.jobs_backfilled));
+  bf->set_cycles(static_cast<uint32_t>(s.bf_cycles));
+  bf->set_last_cycle_when(s.bf_last_when);
+  bf->set_last_cycle_us(static_cast<uint64_t>(s.bf_last_us));
+  bf->set_max_cycle_us(static_cast<uint64_t>(s.bf_max_us));
+  bf->set_mean_cycle_us(per(static_cast<uint64_t>(s.bf_total_us), s.bf_cycles));
+  bf->set_last_depth(static_cast<uint32_t>(s.bf_last_depth));
+  bf->set_last_depth_try(static_cast<uint32_t>(s.bf_last_depth_try));
+  bf->set_depth_mean(per(s.bf_depth_total, s.bf_cycles));
+  bf->set_depth_try_mean(per(s.bf_depth_try_total, s.bf_cycles));
+  bf->set_queue_length(static_cast<uint32_t>(s.bf_last_queue));
+  bf->set_queue_length_mean(per(s.bf_queue_total, s.bf_cycles));
+  bf->set_reservations(static_cast<uint32_t>(s.bf_last_reserved));
 }
 
 grpc::Status ControllerService::CreateStep(grpc::ServerContext* ctx, const v1::CreateStepRequest* req,

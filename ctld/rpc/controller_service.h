@@ -89,6 +89,8 @@ class ControllerService final : public v1::Controller::Service {
   // Checks a spec on the handler thread (request-only fields, --priority); fills *spec.
   Status CheckSpec(const v1::JobSpec& pb, const Caller& caller, std::vector<std::string>* warnings,
                    JobSpec* spec);
+  // Issue 20 §3 (h20a): sdiag's agent, store queue, cycle depth and backfill figures. Core thread.
+  void FillDiagnosticsExtra(v1::DiagnosticsResponse* resp);
 
   Controller* ctl_;
   Core* core_;

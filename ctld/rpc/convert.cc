@@ -79,6 +79,8 @@ void ToProto(const JobSpec& s, v1::JobSpec* p) {
   if (!s.reservation.empty()) p->set_reservation(s.reservation);
 }
 
+}  // namespace
+
 v1::NodeState NodeStateOf(const std::string& s) {
   if (s == "IDLE") return v1::NODE_IDLE;
   if (s == "MIXED") return v1::NODE_MIXED;
@@ -88,8 +90,6 @@ v1::NodeState NodeStateOf(const std::string& s) {
   if (s == "DRAINING") return v1::NODE_DRAINING;
   return v1::NODE_UNKNOWN;
 }
-
-}  // namespace
 
 void ToProto(const NodeAlloc& a, v1::NodeAllocation* p) {
   p->set_node(a.node);

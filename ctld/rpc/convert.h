@@ -17,6 +17,8 @@ Status CheckRequestOnlyFields(const v1::JobSpec& p, std::vector<std::string>* wa
 // `with_paths`: also resolve stdout/stderr paths (GetJob); lists leave them to the client.
 void ToProto(const JobRecord& r, v1::JobInfo* out, bool with_paths = true);
 void ToProto(const NodeRuntime& n, int64_t now, v1::NodeInfo* out);
+// NodeRuntime::StateName() -> the enum (NODE_UNKNOWN for anything else).
+v1::NodeState NodeStateOf(const std::string& state_name);
 void ToProto(const JobEvent& e, v1::JobEvent* out);
 void ToProto(const NodeAlloc& a, v1::NodeAllocation* out);
 RegisterInfo FromProto(const v1::Register& p);

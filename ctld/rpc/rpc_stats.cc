@@ -42,11 +42,18 @@ std::map<std::string, RpcStats::Row> RpcStats::ByMethod() const {
   std::lock_guard<std::mutex> l(mu_);
   std::map<std::string, Row> out;
   for (const auto& [key, e] : by_method_) {
+    if (!e.row.count) continue;  // none since a reset
     Row& r = out[key.first];
     r.count += e.row.count;
     r.total_us += e.row.total_us;
   }
   return out;
+}
+
+void RpcStats::Reset() {
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto& [key, e] : by_method_) e.row = Row{};  // keeps the histogram pointers
+  by_user_.clear();
 }
 
 std::map<uint32_t, RpcStats::Row> RpcStats::ByUser() const {
@@ -65,12 +72,14 @@ uint32_t ProcessThreadCount() {
 RpcTimer::RpcTimer(RpcStats* s, const char* method)
     : s_(s), method_(method), t0_(std::chrono::steady_clock::now()) {
   t_caller = CallerNote{};
+  s_->in_flight_++;
 }
 
 RpcTimer::~RpcTimer() {
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0_);
   s_->Add(method_, t_caller.role, t_caller.uid, t_caller.known, us.count());
   t_caller = CallerNote{};
+  s_->in_flight_--;
 }
 
 }  // namespace tessera::ctld::rpc

@@ -6,6 +6,7 @@
 // caller with NoteCaller on the same thread, and the timer's end books the call under it.
 // Thread-safe; one short lock per call (the same as before the histograms), and the histogram
 // observation outside it.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -37,6 +38,10 @@ class RpcStats {
   void Add(const char* method, const char* role, uint32_t uid, bool uid_known, int64_t us);
   std::map<std::string, Row> ByMethod() const;
   std::map<uint32_t, Row> ByUser() const;
+  // Issue 20 §3 (sdiag): handlers running now (RpcTimers alive), Slurm's "Server thread count";
+  // and sdiag --reset, which empties both tables (histograms keep counting).
+  uint32_t InFlight() const { return in_flight_.load(); }
+  void Reset();
 
  private:
   struct Entry {
@@ -47,6 +52,8 @@ class RpcStats {
   mutable std::mutex mu_;
   std::map<std::pair<const char*, const char*>, Entry> by_method_;
   std::unordered_map<uint32_t, Row> by_user_;
+  std::atomic<uint32_t> in_flight_{0};
+  friend class RpcTimer;
 };
 
 // Threads of this process now (/proc/self/status), sdiag's "Server thread count"; 0 if unknown.

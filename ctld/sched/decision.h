@@ -97,6 +97,14 @@ struct CycleResult {
   std::vector<QueueShare> queues;       // issue 16 §2: filled when queues are active (queues.h)
   std::vector<std::string> warnings;    // issue 16 §2: e.g. guarantees scaled down (queues.h)
   Status status;  // not OK when the configuration named an action or plugin that cannot run
+  // Issue 20 §3 (sdiag, h20a): how deep the actions went. allocate_depth: eligible jobs the
+  // allocate action examined (not passed over behind a blocked one). Backfill (when it ran):
+  // the jobs of its queue, those it looked at, those it tried to place now, and its run time
+  // (measured only when RunCycle is given a clock; 0 otherwise).
+  uint64_t allocate_depth = 0;
+  bool backfill_ran = false;
+  uint64_t backfill_queue = 0, backfill_depth = 0, backfill_depth_try = 0;
+  int64_t backfill_us = 0;
 };
 
 }  // namespace tessera::sched

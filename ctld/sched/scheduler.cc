@@ -15,7 +15,8 @@
 
 namespace tessera::sched {
 
-CycleResult RunCycle(const ClusterSnapshot& snap, const SchedConfig& cfg, const Registry& registry) {
+CycleResult RunCycle(const ClusterSnapshot& snap, const SchedConfig& cfg, const Registry& registry,
+                     const std::function<int64_t()>& micros) {
   Session s(snap, cfg);
   std::vector<std::unique_ptr<Plugin>> plugins;
   std::vector<std::unique_ptr<Action>> actions;
@@ -40,7 +41,13 @@ CycleResult RunCycle(const ClusterSnapshot& snap, const SchedConfig& cfg, const 
     actions.push_back(std::move(*a));
   }
   for (auto& p : plugins) p->OnSessionOpen(s);
-  for (auto& a : actions) a->Execute(s);
+  for (auto& a : actions) {
+    int64_t t0 = micros ? micros() : 0;
+    a->Execute(s);
+    if (a->Name() != "backfill") continue;
+    s.result().backfill_ran = true;
+    if (micros) s.result().backfill_us += micros() - t0;
+  }
   for (auto& p : plugins) p->OnSessionClose(s);
   CycleResult& r = s.result();
   r.jobs_considered = snap.pending.size();

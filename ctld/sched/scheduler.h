@@ -7,6 +7,9 @@
 // order) and returns one Decision per pending job, in snapshot order: kStart with a placement
 // (per node: cpus, mem, GPU indices, tasks per group), or kPending with a Slurm reason and, for
 // jobs backfill reserved, the expected start time and nodes.
+#include <cstdint>
+#include <functional>
+
 #include "common/status.h"
 #include "ctld/sched/decision.h"
 #include "ctld/sched/registry.h"
@@ -17,7 +20,10 @@ namespace tessera::sched {
 
 class AssocIndex;  // assoc.h
 
-CycleResult RunCycle(const ClusterSnapshot& snap, const SchedConfig& cfg, const Registry& registry);
+// `micros`, when given, is a monotonic clock in microseconds read only to time the actions
+// for statistics (CycleResult::backfill_us); no decision depends on it.
+CycleResult RunCycle(const ClusterSnapshot& snap, const SchedConfig& cfg, const Registry& registry,
+                     const std::function<int64_t()>& micros = {});
 // The default configuration (priority + EASY backfill) with the built-in registry.
 CycleResult RunCycle(const ClusterSnapshot& snap);
 

@@ -611,7 +611,9 @@ Result<std::vector<StepRecord>> Store::StepsForJobs(const std::vector<uint64_t>&
 
 StoreStats Store::Stats() const {
   std::lock_guard<std::mutex> l(mu_);
-  return stats_;
+  StoreStats s = stats_;
+  s.queued = queue_.size();
+  return s;
 }
 
 }  // namespace tessera::ctld

@@ -166,6 +166,7 @@ struct AccountingFilter {
 struct StoreStats {
   uint64_t transactions = 0;
   uint64_t batches = 0;
+  uint64_t queued = 0;  // batches waiting for the writer now (sdiag's DBD agent queue size)
 };
 
 class Store {

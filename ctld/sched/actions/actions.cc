@@ -4,6 +4,8 @@
 // reserves the top bf_reservation_depth blocked jobs on the timeline and starts any later job
 // that fits now without delaying a reservation. (reclaim: actions/preempt.cc + reclaim.cc.)
 #include <map>
+#include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "ctld/sched/placement.h"
 #include "ctld/sched/registry.h"
 #include "ctld/sched/session.h"
+#include "ctld/sched/topology_place.h"
 
 namespace tessera::sched {
 namespace {
@@ -55,6 +58,7 @@ class AllocateAction : public Action {
         j->reason = "Priority";
         continue;
       }
+      ++s.result().allocate_depth;
       if (ProfileAbsent(s, *j)) {  // cannot start now (nor be reserved): no node scan
         j->reason = "Resources";
         continue;
@@ -79,13 +83,21 @@ class BackfillAction : public Action {
   void Execute(Session& s) override {
     uint32_t reserved = 0;
     std::vector<bool> waiting_ahead(s.state().PartitionCount(), false);
-    for (JobInfo* j : s.OrderedEligible()) {
+    std::unordered_set<std::string> unreservable;  // see Reserve
+    CycleResult& stats = s.result();
+    auto queue = s.OrderedEligible();
+    stats.backfill_queue += queue.size();
+    for (JobInfo* j : queue) {
+      ++stats.backfill_depth;
       if (!Retryable(j->reason) || ProfileAbsent(s, *j)) continue;
       auto part = static_cast<size_t>(j->partition);
+      ++stats.backfill_depth_try;
       StartOutcome r = TryStartNow(s, *j, true);
+      if (r == StartOutcome::kStarted) unreservable.clear();
       if (r == StartOutcome::kStarted || r == StartOutcome::kLimited) continue;
-      if (reserved < depth_ && TryReserve(s, *j)) {
+      if (reserved < depth_ && Reserve(s, *j, unreservable)) {
         ++reserved;
+        unreservable.clear();
         j->reason = waiting_ahead[part] ? "Priority" : j->reason;
       } else if (waiting_ahead[part] && j->reason == "Resources") {
         j->reason = "Priority";
@@ -95,6 +107,20 @@ class BackfillAction : public Action {
   }
 
  private:
+  // TryReserve, remembering failures by shape (ShapeKey: what placement reads of a job) until
+  // the next start or reservation (`unreservable`, cleared by the caller). Until then the
+  // cluster state is the same, so a job of a failed shape would fail again: on a full cluster
+  // every pending job tried, and failed, a reservation scanning every node (10,000 nodes x 100k
+  // jobs, issue 20 §2). Jobs placed by topology or by GPU memory are not remembered.
+  static bool Reserve(Session& s, JobInfo& j, std::unordered_set<std::string>& unreservable) {
+    if (AsksGpuMem(*j.snap) || TopologyApplies(s, j)) return TryReserve(s, j);
+    const std::string& key = ShapeKey(j);
+    if (unreservable.count(key)) return false;
+    if (TryReserve(s, j)) return true;
+    unreservable.insert(key);
+    return false;
+  }
+
   uint32_t depth_;
 };
 

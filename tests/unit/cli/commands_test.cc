@@ -117,6 +117,61 @@ TEST_CASE("tinfo asks for partitions and nodes and checks -p") {
   CHECK(r.err == "tcmd: error: invalid partition name specified: nope\n");
 }
 
+// Issue 20 §2: the default view asks ctld's node-state summary; the rows print as the node
+// records print them. -N (and the other views) still ask for the records.
+TEST_CASE("tinfo's default view from the node-state summary is the records' view") {
+  CommandRun rec, sum;
+  for (CommandRun* r : {&rec, &sum}) {
+    for (const char* name : {"debug", "gpu"}) {
+      auto* p = r->ctld.ListPartitions_result->add_partitions();
+      p->set_name(name);
+      p->set_up(true);
+      p->set_is_default(std::string(name) == "debug");
+      p->set_max_time_s(3600);
+    }
+  }
+  struct N {
+    const char* name;
+    pb::NodeState state;
+    std::vector<const char*> parts;
+  };
+  for (const N& n : std::vector<N>{{"n10", pb::NODE_IDLE, {"debug"}},
+                                   {"n2", pb::NODE_IDLE, {"debug"}},
+                                   {"n3", pb::NODE_ALLOCATED, {"debug", "gpu"}},
+                                   {"n1", pb::NODE_IDLE, {"debug"}},
+                                   {"n4", pb::NODE_DRAINED, {"gpu"}}}) {
+    auto* ni = rec.ctld.ListNodes_result->add_nodes();
+    ni->set_name(n.name);
+    ni->set_state(n.state);
+    for (const char* p : n.parts) ni->add_partitions(p);
+  }
+  auto group = [&](const char* part, pb::NodeState st, uint32_t count, const char* nodes) {
+    auto* g = sum.ctld.ListNodes_result->add_groups();
+    g->set_partition(part);
+    g->set_state(st);
+    g->set_count(count);
+    g->set_nodes(nodes);
+  };
+  group("debug", pb::NODE_ALLOCATED, 1, "n3");
+  group("debug", pb::NODE_IDLE, 3, "n[1-2,10]");
+  group("gpu", pb::NODE_ALLOCATED, 1, "n3");
+  group("gpu", pb::NODE_DRAINED, 1, "n4");
+  sum.ctld.ListNodes_result->set_generation(7);
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{}, {"-t", "idle"}, {"-p", "gpu"}, {"-h"}}) {
+    REQUIRE(rec.Run(RunTinfo, args) == 0);
+    REQUIRE(sum.Run(RunTinfo, args) == 0);
+    CHECK(sum.out == rec.out);
+    CHECK(sum.ctld.ListNodes_calls.back().state_summary());
+  }
+  CHECK(sum.out == "debug*       up    1:00:00      1  alloc n3\n"
+                   "debug*       up    1:00:00      3   idle n[1-2,10]\n"
+                   "gpu          up    1:00:00      1  alloc n3\n"
+                   "gpu          up    1:00:00      1  drain n4\n");
+  REQUIRE(rec.Run(RunTinfo, {"-N"}) == 0);
+  CHECK_FALSE(rec.ctld.ListNodes_calls.back().state_summary());
+}
+
 TEST_CASE("tcontrol hold/release of many ids is one UpdateJob; requeue is one per id") {
   CommandRun r;
   REQUIRE(r.Run(RunTcontrol, {"hold", "5,6"}) == 0);

@@ -417,10 +417,36 @@ TEST_CASE("tcontrol: suspend/resume, update Partition/NumNodes, show config, qos
   rs->set_count(5);
   rs->set_total_time_us(500);
   d.ctld.Diagnostics_result = diag;
+  diag.set_schedule_cycles(4);
+  diag.set_schedule_cycle_mean_us(250);
+  diag.set_schedule_cycle_depth_mean(7);
+  diag.set_server_thread_count(2);
+  diag.set_agent_queue_size(3);
+  diag.mutable_backfill()->set_cycles(2);
+  diag.mutable_backfill()->set_backfilled_jobs_since_start(9);
+  diag.mutable_backfill()->set_last_depth_try(6);
+  diag.mutable_backfill()->set_last_cycle_when(kNow - 5);
+  d.ctld.Diagnostics_result = diag;
   REQUIRE(d.Run(RunTcontrol, {"sdiag"}) == 0);
-  CHECK(d.out.find("sdiag output at 2023-11-14T22:13:20\n") != std::string::npos);
-  CHECK(d.out.find("Jobs submitted:             5\n") != std::string::npos);
+  CHECK_FALSE(d.ctld.Diagnostics_calls.back().reset());
+  // Issue 20 §3: Slurm's sdiag layout and labels.
+  CHECK(d.out.find("sdiag output at Tue Nov 14 22:13:20 2023 (1700000000)\n"
+                   "Data since      Tue Nov 14 21:13:20 2023 (1699996400)\n") != std::string::npos);
+  CHECK(d.out.find("Server thread count:  2\nAgent queue size:     3\n") != std::string::npos);
+  CHECK(d.out.find("Jobs submitted: 5\n") != std::string::npos);
+  CHECK(d.out.find("\tTotal cycles: 4\n\tMean cycle:   250\n\tMean depth cycle:  7\n"
+                   "\tCycles per minute: 0\n") != std::string::npos);
+  CHECK(d.out.find("\nBackfilling stats\n"
+                   "\tTotal backfilled jobs (since last slurm start): 9\n") != std::string::npos);
+  CHECK(d.out.find("\tLast cycle when: Tue Nov 14 22:13:15 2023 (1699999995)\n") != std::string::npos);
+  CHECK(d.out.find("\tLast depth cycle (try sched): 6\n") != std::string::npos);
   CHECK(d.out.find("\tSubmitJob count:5 ave_time:100 total_time:500\n") != std::string::npos);
+  // sdiag --reset (-r): asks the controller to reset, prints Slurm's line.
+  REQUIRE(d.Run(RunTcontrol, {"sdiag", "-r"}) == 0);
+  CHECK(d.ctld.Diagnostics_calls.back().reset());
+  CHECK(d.out == "Reset scheduling statistics\n");
+  CHECK(d.Run(RunTcontrol, {"ping", "--reset"}) == 1);
+  CHECK(d.err.find("--reset is only valid with sdiag") != std::string::npos);
 }
 
 }  // namespace
