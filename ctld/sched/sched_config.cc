@@ -7,6 +7,14 @@
 #include "ctld/sched/sched_config_fairshare.h"
 
 namespace tessera::sched {
+
+// Node order (issue 17 §2, sched_config.h; nodeorder in plugins/order_plugins.cc): the default
+// weights of the scores that keep small and long jobs off the large nodes whole-node jobs wait
+// for. endtime: 1 when the node would not empty before the job ends anyway, 0 when the job
+// delays its emptying by its whole time limit; size: small nodes first. SchedulerParameters
+// endtime_weight=0,size_weight=0 gives plain bin packing (binpack_weight) as before.
+const double kDefaultEndtimeWeight = 1;
+const double kDefaultSizeWeight = 1;
 namespace {
 
 Status Bad(const std::string& where, const ConfigPair& p, const std::string& why) {
@@ -158,6 +166,10 @@ Status ParseSchedParams(const std::string& where, const ConfigPair& p, SchedConf
       TESSERA_RETURN_IF_ERROR(dbl(&c.binpack_weight));
     } else if (key == "spread_weight") {
       TESSERA_RETURN_IF_ERROR(dbl(&c.spread_weight));
+    } else if (key == "endtime_weight") {
+      TESSERA_RETURN_IF_ERROR(dbl(&c.endtime_weight));
+    } else if (key == "size_weight") {
+      TESSERA_RETURN_IF_ERROR(dbl(&c.size_weight));
     } else if (key == "preempt_depth") {  // issue 16 §4
       auto n = num("preempt_depth");
       if (!n.ok()) return n.status();

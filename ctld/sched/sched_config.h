@@ -130,6 +130,11 @@ inline constexpr uint32_t kDefaultWeightAge = 7000;
 inline constexpr uint32_t kDefaultWeightTimeLimit = 4000;
 inline constexpr int64_t kDefaultMaxAge = 7 * 86400;
 
+// Node order (issue 17 §2): the defaults of nodeorder's endtime and size scores (values in
+// sched_config.cc; bench/RESULTS.md "Default policy vs EASY").
+extern const double kDefaultEndtimeWeight;
+extern const double kDefaultSizeWeight;
+
 struct SchedConfig {
   std::vector<std::string> actions = {"enqueue", "allocate", "migplan", "backfill"};
   std::vector<std::string> plugins = {"priority",  "gang",      "predicates",
@@ -141,6 +146,9 @@ struct SchedConfig {
   uint32_t score_window = 16;            // feasible nodes scored per placement
   double binpack_weight = 1;             // nodeorder: fill partly used nodes first
   double spread_weight = 0;              // nodeorder: prefer emptier nodes
+  // nodeorder's placement rule (issue 17 §2, "Node order" above); defaults in sched_config.cc
+  double endtime_weight = kDefaultEndtimeWeight;  // prefer nodes busy at least as long as the job
+  double size_weight = kDefaultSizeWeight;        // prefer the smallest nodes that fit
   int64_t default_time = 365 * 86400;    // time limit when neither job nor partition has one
   int64_t mig_reconfig_seconds = 10;     // migplan: a GPU being re-laid is held this long
   uint32_t mig_plan_depth = 64;          // migplan: pending MIG-profile jobs planned per cycle
