@@ -47,10 +47,9 @@ using QueueOrderFn = std::function<int(const std::string&, const std::string&)>;
 using EligibleFn = std::function<std::string(const JobInfo&)>;   // "" = yes, else a reason
 using PredicateFn = std::function<bool(const JobInfo&, const NodeRt&)>;
 // What a node score sees of one candidate node: its availability over the job's window
-// [start, end) (end = start + time limit), and what the job would take there.
+// [start, end) (end = start + time limit).
 struct NodeFit {
   Amount avail;
-  Amount use;
   int64_t start = 0, end = 0;
 };
 using ScoreFn = std::function<double(const JobInfo&, const NodeRt&, const NodeFit&)>;
