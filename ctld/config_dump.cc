@@ -71,7 +71,8 @@ std::string SchedulerParameters(const sched::SchedConfig& s) {
          ",mig_plan_depth=" + std::to_string(s.mig_plan_depth) +
          ",mig_reconfig_seconds=" + std::to_string(s.mig_reconfig_seconds) +
          ",default_time=" + std::to_string(s.default_time) +
-         ",binpack_weight=" + Num(s.binpack_weight) + ",spread_weight=" + Num(s.spread_weight);
+         ",binpack_weight=" + Num(s.binpack_weight) + ",spread_weight=" + Num(s.spread_weight) +
+         ",endtime_weight=" + Num(s.endtime_weight) + ",size_weight=" + Num(s.size_weight);
 }
 
 }  // namespace

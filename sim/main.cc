@@ -8,6 +8,7 @@
 //               [--topology-mode required|preferred] [--compare topo-aware,topo-blind]
 //               [--reservations FILE]   (issue 17 §1: sim/reservations.h)
 //               [--worst N]   (issue 17 §2: the N longest waits per configuration)
+//               [--jobs-csv F] (issue 17 §2: every job's submit, start, end and nodes)
 //   tessera-sim --openb-nodes openb_node_list_gpu_node.csv --emit-conf out.conf
 #include <cmath>
 #include <cstdlib>
@@ -45,7 +46,7 @@ int Usage() {
                "          --gen-topology fat-tree:L,S|block:B] [--topology-mode required|preferred]\n"
                "         [--compare topo-aware,topo-blind]\n"
                "         [--accounts group|user|user-mod:N|qos] [--share-table SECONDS]\n"
-               "         [--worst N]\n"
+               "         [--worst N] [--jobs-csv F]\n"
                "         [--reservations FILE]  (scontrol create lines; StartTime=+SECONDS)\n"
                "       tessera-sim --openb-nodes NODES.csv --emit-conf OUT.conf\n";
   return 2;
@@ -92,6 +93,8 @@ Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig ba
   if (name == "spread") {
     base.binpack_weight = 0;
     base.spread_weight = 1;
+    base.endtime_weight = 0;  // issue 17 §2's placement rule packs too
+    base.size_weight = 0;
     return base;
   }
   return InvalidArgument("unknown --compare configuration \"" + name + "\" (default, easy, conservative, fifo, spread, fairshare, nofairshare, drf, mig-whole, mig-static, mig-dynamic)");
@@ -206,6 +209,13 @@ int main(int argc, char** argv) {
   if (a.count("worst")) {  // issue 17 §2: which jobs bear the maximum wait
     double w = Number(a["worst"]);
     for (const auto& r : runs) sim::PrintWorstWaits(std::cout, r, static_cast<size_t>(w));
+  }
+  if (a.count("jobs-csv")) {  // issue 17 §2: per-job starts and nodes, for analysis
+    std::ofstream out(a["jobs-csv"]);
+    std::vector<std::string> names;
+    for (const auto& nd : cluster.nodes) names.push_back(nd.name);
+    for (size_t i = 0; i < runs.size(); ++i) sim::PrintJobsCsv(out, runs[i], names, i == 0);
+    if (!out) { std::cerr << "tessera-sim: cannot write " << a["jobs-csv"] << "\n"; return 1; }
   }
   if (a.count("json")) {
     std::ofstream out(a["json"]);

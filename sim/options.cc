@@ -8,7 +8,7 @@ const std::vector<std::string> kSimOptions = {
     "trace",    "format",         "conf",         "compare",       "limit",   "arrival-scale",
     "json",     "svg",            "mig-layout",   "topology",      "topology-plugin",
     "gen-topology", "topology-mode", "accounts",  "share-table",   "openb-nodes", "emit-conf",
-    "reservations", "worst"};
+    "reservations", "worst", "jobs-csv"};
 
 Result<std::map<std::string, std::string>> ParseSimArgs(int argc, const char* const* argv) {
   std::map<std::string, std::string> out;

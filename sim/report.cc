@@ -205,4 +205,17 @@ void PrintWorstWaits(std::ostream& out, const SimRun& run, size_t n) {
   }
 }
 
+void PrintJobsCsv(std::ostream& out, const SimRun& run, const std::vector<std::string>& node_names,
+                  bool header) {
+  if (header) out << "config,trace_id,submit,start,end,wait,gpus,cpus,nodes\n";
+  for (const auto& j : run.jobs) {
+    out << run.label << ',' << j.trace.id << ',' << j.trace.submit << ',' << j.start << ',' << j.end
+        << ',' << (j.start >= 0 ? j.start - j.trace.submit : -1) << ',' << j.trace.gpus << ','
+        << j.trace.cpus << ',';
+    for (size_t i = 0; i < j.nodes.size(); ++i)
+      out << (i ? " " : "") << (j.nodes[i] < node_names.size() ? node_names[j.nodes[i]] : "?");
+    out << '\n';
+  }
+}
+
 }  // namespace tessera::sim

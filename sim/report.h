@@ -42,5 +42,10 @@ void PrintSvg(std::ostream& out, const std::vector<SimRun>& runs);
 // `--worst N` (issue 17 §2): the run's N started jobs with the longest waits, longest first
 // (trace id, submit, wait, run time, time limit, GPUs, CPUs, nodes, account): who bears the max.
 void PrintWorstWaits(std::ostream& out, const SimRun& run, size_t n);
+// `--jobs-csv FILE` (issue 17 §2): one row per trace job and run, for analysis:
+// config,trace_id,submit,start,end,wait,gpus,cpus,nodes (start/end/wait -1: never started;
+// nodes: the node names it ran on, space-separated; `node_names` indexed as SimJob::nodes).
+void PrintJobsCsv(std::ostream& out, const SimRun& run, const std::vector<std::string>& node_names,
+                  bool header);
 
 }  // namespace tessera::sim

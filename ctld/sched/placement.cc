@@ -196,7 +196,8 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
     }
   }
   if (s_.HasScores()) {
-    for (auto& c : cands) c.score = s_.Score(j_, s_.state().nodes()[c.node], c.avail);
+    for (auto& c : cands)
+      c.score = s_.Score(j_, s_.state().nodes()[c.node], NodeFit{c.avail, start_, end_});
     std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
       if (a.required != b.required) return a.required;
       return a.score > b.score;

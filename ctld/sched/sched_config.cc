@@ -1,5 +1,6 @@
 #include "ctld/sched/sched_config.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "common/duration.h"
@@ -7,6 +8,16 @@
 #include "ctld/sched/sched_config_fairshare.h"
 
 namespace tessera::sched {
+
+// Node order (issue 17 §2, sched_config.h; nodeorder in plugins/order_plugins.cc): the default
+// weights of the scores that keep small and long jobs off the large nodes whole-node jobs wait
+// for. endtime: 1 when the node would not empty before the job ends anyway, 0 when the job
+// delays its emptying by its whole time limit; size: small nodes first. SchedulerParameters
+// endtime_weight=0,size_weight=0 gives plain bin packing (binpack_weight) as before.
+const double kDefaultEndtimeWeight = 1;
+const double kDefaultSizeWeight = 1;
+// The default policy's backfill reservations (BuildSchedConfig; 1 = EASY).
+constexpr uint32_t kDefaultPolicyDepth = 4;
 namespace {
 
 Status Bad(const std::string& where, const ConfigPair& p, const std::string& why) {
@@ -114,6 +125,9 @@ Status ParseAccount(const ConfigLine& l, SchedConfig& c) {
 }
 
 Status ParseSchedParams(const std::string& where, const ConfigPair& p, SchedConfig& c) {
+  std::vector<std::string> keys;
+  for (const auto& opt : SplitList(p.value)) keys.push_back(ToLower(opt.substr(0, opt.find('='))));
+  auto named = [&](const char* k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); };
   for (const auto& opt : SplitList(p.value)) {
     size_t eq = opt.find('=');
     std::string key = ToLower(opt.substr(0, eq));
@@ -158,6 +172,13 @@ Status ParseSchedParams(const std::string& where, const ConfigPair& p, SchedConf
       TESSERA_RETURN_IF_ERROR(dbl(&c.binpack_weight));
     } else if (key == "spread_weight") {
       TESSERA_RETURN_IF_ERROR(dbl(&c.spread_weight));
+      // Spreading asks for the opposite of the packing scores: they stay off unless named.
+      if (c.spread_weight > 0 && !named("endtime_weight")) c.endtime_weight = 0;
+      if (c.spread_weight > 0 && !named("size_weight")) c.size_weight = 0;
+    } else if (key == "endtime_weight") {
+      TESSERA_RETURN_IF_ERROR(dbl(&c.endtime_weight));
+    } else if (key == "size_weight") {
+      TESSERA_RETURN_IF_ERROR(dbl(&c.size_weight));
     } else if (key == "preempt_depth") {  // issue 16 §4
       auto n = num("preempt_depth");
       if (!n.ok()) return n.status();
@@ -276,12 +297,17 @@ const QosConfig* SchedConfig::FindQos(const std::string& name) const {
 Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
   SchedConfig c;
   // Default policy (sched_config.h): a file that names any PriorityWeight* key gets Slurm's
-  // formula, with the weights it does not name 0 and Slurm's PriorityMaxAge (7-0).
+  // formula, with the weights it does not name 0 and Slurm's PriorityMaxAge (7-0), and EASY
+  // backfill (depth 1); the default policy reserves for the first kDefaultPolicyDepth blocked
+  // jobs (issue 17 §2: the whole-node job second in line is protected too). An explicit
+  // bf_reservation_depth wins either way.
+  c.bf_reservation_depth = kDefaultPolicyDepth;
   for (const auto& l : lines)
     for (const auto& p : l.pairs)
       if (l.Head() != "nodename" && p.key.rfind("priorityweight", 0) == 0) {
         c.weight_age = c.weight_time_limit = 0;
         c.priority_max_age = 7 * 86400;
+        c.bf_reservation_depth = 1;
       }
   PartitionPreempt part_preempt_default;  // issue 16 §4: PartitionName=DEFAULT
   for (const auto& l : lines) {

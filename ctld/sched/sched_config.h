@@ -6,7 +6,7 @@
 //   SchedulerPlugins=priority,gang,predicates,nodeorder,lifecycle,limits  (or fifo for priority)
 //   SchedulerParameters=bf_reservation_depth=1,bf_window=1440,sched_score_window=16,
 //                       binpack_weight=1,spread_weight=0,default_time=365-0,bf_max_times=2000,
-//                       mig_reconfig_seconds=10,mig_plan_depth=64
+//                       mig_reconfig_seconds=10,mig_plan_depth=64,endtime_weight=1,size_weight=1
 //   PriorityWeightAge= PriorityWeightFairshare= PriorityWeightJobSize= PriorityWeightPartition=
 //   PriorityWeightQOS= PriorityMaxAge=7-0   PriorityFavorSmall=NO
 //   PriorityWeightTimeLimit= PriorityTimeLimitMax=7-0   (Tessera, issue 17 §2: priority.h)
@@ -116,31 +116,39 @@ inline constexpr uint32_t kPriorityFlagMaxTres = 2;
 inline constexpr uint32_t kPriorityFlagMaxTresGres = 4;
 
 // Default policy (issue 17 §2): what a tessera.conf without PriorityWeight* keys schedules
-// with, in ctld and tessera-sim alike: multifactor priority = age + time limit, EASY backfill
-// (bf_reservation_depth=1) in that order.
+// with, in ctld and tessera-sim alike: multifactor priority = age + time limit, backfill in that
+// order reserving the first 4 blocked jobs (BuildSchedConfig sets kDefaultPolicyDepth).
 //   - time limit (priority.h): shorter jobs first, on a log scale from 1 minute to
 //     PriorityTimeLimitMax (7 days), weight 4000: 1 min -> 4000, 10 min -> 3001, 1 h -> 2223,
 //     1 day -> 844, 7 days -> 0.
 //   - age: weight 7000 over PriorityMaxAge 7 days = 1000 a day of waiting.
 //   Starvation bound: a job's time-limit advantage is at most 4000 = 4 days of age, so a job
 //   is overtaken only by jobs submitted less than 4 days after it; once those have started it
-//   is first, holds the EASY reservation and starts no later than that.
+//   is first, holds the first reservation and starts no later than that.
 // Bench figures against FCFS EASY: bench/RESULTS.md "Default policy vs EASY".
 inline constexpr uint32_t kDefaultWeightAge = 7000;
 inline constexpr uint32_t kDefaultWeightTimeLimit = 4000;
 inline constexpr int64_t kDefaultMaxAge = 7 * 86400;
+
+// Node order (issue 17 §2): the defaults of nodeorder's endtime and size scores (values in
+// sched_config.cc; bench/RESULTS.md "Default policy vs EASY").
+extern const double kDefaultEndtimeWeight;
+extern const double kDefaultSizeWeight;
 
 struct SchedConfig {
   std::vector<std::string> actions = {"enqueue", "allocate", "migplan", "backfill"};
   std::vector<std::string> plugins = {"priority",  "gang",      "predicates",
                                       "nodeorder", "lifecycle", "limits"};
   // SchedulerParameters
-  uint32_t bf_reservation_depth = 1;     // 1 = EASY; large = conservative backfill
+  uint32_t bf_reservation_depth = 1;     // 1 = EASY (default policy: 4, BuildSchedConfig)
   int64_t bf_window = 86400;             // how far ahead reservations may be placed (s)
   uint32_t bf_max_times = 2000;          // start times tried per reservation
   uint32_t score_window = 16;            // feasible nodes scored per placement
   double binpack_weight = 1;             // nodeorder: fill partly used nodes first
   double spread_weight = 0;              // nodeorder: prefer emptier nodes
+  // nodeorder's placement rule (issue 17 §2, "Node order" above); defaults in sched_config.cc
+  double endtime_weight = kDefaultEndtimeWeight;  // prefer nodes busy at least as long as the job
+  double size_weight = kDefaultSizeWeight;        // prefer the smallest nodes that fit
   int64_t default_time = 365 * 86400;    // time limit when neither job nor partition has one
   int64_t mig_reconfig_seconds = 10;     // migplan: a GPU being re-laid is held this long
   uint32_t mig_plan_depth = 64;          // migplan: pending MIG-profile jobs planned per cycle

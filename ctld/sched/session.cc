@@ -80,9 +80,9 @@ bool Session::NodeOk(const JobInfo& j, const NodeRt& n) const {
   return true;
 }
 
-double Session::Score(const JobInfo& j, const NodeRt& n, const Amount& avail) const {
+double Session::Score(const JobInfo& j, const NodeRt& n, const NodeFit& fit) const {
   double s = 0;
-  for (const auto& [f, w] : scores_) s += w * f(j, n, avail);
+  for (const auto& [f, w] : scores_) s += w * f(j, n, fit);
   return s;
 }
 

@@ -46,7 +46,13 @@ using JobOrderFn = std::function<int(const JobInfo&, const JobInfo&)>;
 using QueueOrderFn = std::function<int(const std::string&, const std::string&)>;
 using EligibleFn = std::function<std::string(const JobInfo&)>;   // "" = yes, else a reason
 using PredicateFn = std::function<bool(const JobInfo&, const NodeRt&)>;
-using ScoreFn = std::function<double(const JobInfo&, const NodeRt&, const Amount& avail)>;
+// What a node score sees of one candidate node: its availability over the job's window
+// [start, end) (end = start + time limit).
+struct NodeFit {
+  Amount avail;
+  int64_t start = 0, end = 0;
+};
+using ScoreFn = std::function<double(const JobInfo&, const NodeRt&, const NodeFit&)>;
 using NodeSetFn =
     std::function<std::vector<std::vector<uint32_t>>(const JobInfo&, const std::vector<uint32_t>&)>;
 using GangReadyFn = std::function<bool(const JobInfo&, uint32_t placed_tasks)>;
@@ -104,7 +110,7 @@ class Session {
   std::string Allocatable(const JobInfo& j) const;
   bool NodeOk(const JobInfo& j, const NodeRt& n) const;
   bool HasScores() const { return !scores_.empty(); }
-  double Score(const JobInfo& j, const NodeRt& n, const Amount& avail) const;
+  double Score(const JobInfo& j, const NodeRt& n, const NodeFit& fit) const;
   bool HasNodeSets() const { return !node_sets_.empty(); }
   std::vector<std::vector<uint32_t>> NodeSets(const JobInfo& j, const std::vector<uint32_t>& nodes) const;
   bool GangReady(const JobInfo& j, uint32_t placed) const;

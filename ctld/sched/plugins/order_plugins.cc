@@ -1,5 +1,7 @@
 // priority, fifo, gang and nodeorder: the plugins that order jobs, judge gangs and score nodes.
 #include <algorithm>
+#include <memory>
+#include <vector>
 
 #include "ctld/sched/plugins/plugins.h"
 #include "ctld/sched/priority.h"
@@ -51,11 +53,15 @@ class GangPlugin : public Plugin {
   }
 };
 
-// Node scores in [0, 1]: binpack prefers nodes with less left free (in the dimension the job
-// uses most: GPUs for GPU jobs, else CPUs); spread prefers emptier nodes.
+// Node scores in [0, 1] (sched_config.h, "Node order"): binpack prefers nodes with less left
+// free (in the dimension the job uses most: GPUs for GPU jobs, else CPUs); spread prefers
+// emptier nodes; endtime prefers nodes whose work already outlasts the job; size prefers the
+// smallest nodes of the partition (large nodes kept for the jobs only they can hold).
 class NodeOrderPlugin : public Plugin {
  public:
-  explicit NodeOrderPlugin(const SchedConfig& c) : binpack_(c.binpack_weight), spread_(c.spread_weight) {}
+  explicit NodeOrderPlugin(const SchedConfig& c)
+      : binpack_(c.binpack_weight), spread_(c.spread_weight), endtime_(c.endtime_weight),
+        size_(c.size_weight) {}
   std::string Name() const override { return "nodeorder"; }
   void OnSessionOpen(Session& s) override {
     auto free_frac = [](const JobInfo& j, const NodeRt& n, const Amount& a) {
@@ -63,14 +69,77 @@ class NodeOrderPlugin : public Plugin {
       return n.total.cpus ? double(a.cpus) / double(n.total.cpus) : 0.0;
     };
     if (binpack_ > 0)
-      s.AddNodeScore([free_frac](const JobInfo& j, const NodeRt& n, const Amount& a) {
-        return 1.0 - free_frac(j, n, a);
+      s.AddNodeScore([free_frac](const JobInfo& j, const NodeRt& n, const NodeFit& f) {
+        return 1.0 - free_frac(j, n, f.avail);
       }, binpack_);
-    if (spread_ > 0) s.AddNodeScore(free_frac, spread_);
+    if (spread_ > 0)
+      s.AddNodeScore([free_frac](const JobInfo& j, const NodeRt& n, const NodeFit& f) {
+        return free_frac(j, n, f.avail);
+      }, spread_);
+    if (endtime_ > 0) s.AddNodeScore(EndTimeScore, endtime_);
+    if (size_ > 0) {
+      // The largest CPUs, memory and GPUs of any node, per partition (once per cycle).
+      auto largest = std::make_shared<std::vector<Amount>>(s.state().PartitionCount());
+      for (const NodeRt& n : s.state().nodes())
+        for (uint32_t p : n.partitions) {
+          Amount& m = (*largest)[p];
+          m.cpus = std::max(m.cpus, n.total.cpus);
+          m.mem = std::max(m.mem, n.total.mem);
+          m.gpus = std::max(m.gpus, n.total.gpus);
+        }
+      s.AddNodeScore([largest](const JobInfo& j, const NodeRt& n, const NodeFit&) {
+        if (j.partition < 0) return 0.0;
+        return SizeScore(n.total, (*largest)[static_cast<size_t>(j.partition)]);
+      }, size_);
+    }
+  }
+
+  // 1 when the node would not be empty before the job ends anyway, falling linearly to 0 as
+  // the job would delay the time the node first empties (from the job's start on, by its
+  // timeline: running jobs' ends; later reservations do not count) by its whole time limit
+  // (an idle node: 0). Long jobs join nodes that are busy for long; short ones fill nodes
+  // whose work outlasts them, so nodes that are about to empty stay free for whole-node jobs.
+  static double EndTimeScore(const JobInfo&, const NodeRt& n, const NodeFit& f) {
+    int64_t extends = std::max<int64_t>(0, f.end - FirstEmpty(n, f.start));
+    int64_t len = std::max<int64_t>(1, f.end - f.start);
+    return 1.0 - double(std::min(extends, len)) / double(len);
+  }
+  // The first time >= from at which `n` has every unit free, by its timeline (the last event's
+  // time when it never does, e.g. a GPU held by a reconfiguration).
+  static int64_t FirstEmpty(const NodeRt& n, int64_t from) {
+    Amount a = n.free;
+    auto empty = [&] {
+      return a.cpus >= n.total.cpus && a.mem >= n.total.mem && a.gpus >= n.total.gpus;
+    };
+    const auto& ev = n.events;
+    size_t i = 0;
+    for (; i < ev.size() && ev[i].time <= from; ++i) a += ev[i].delta;
+    if (empty()) return from;
+    while (i < ev.size()) {
+      int64_t t = ev[i].time;
+      for (; i < ev.size() && ev[i].time == t; ++i) a += ev[i].delta;
+      if (empty()) return t;
+    }
+    return ev.empty() ? from : ev.back().time;
+  }
+  // 1 - the node's size: the mean over CPUs, memory and GPUs (those the partition has) of its
+  // total over the partition's largest. The largest node scores 0.
+  static double SizeScore(const Amount& node, const Amount& largest) {
+    double sum = 0;
+    int dims = 0;
+    auto add = [&](int64_t v, int64_t m) {
+      if (m <= 0) return;
+      sum += double(v) / double(m);
+      ++dims;
+    };
+    add(node.cpus, largest.cpus);
+    add(node.mem, largest.mem);
+    add(node.gpus, largest.gpus);
+    return dims ? 1.0 - sum / dims : 0.0;
   }
 
  private:
-  double binpack_, spread_;
+  double binpack_, spread_, endtime_, size_;
 };
 
 }  // namespace

@@ -46,9 +46,17 @@ TEST_CASE("default policy: age + time limit; naming any PriorityWeight gives Slu
   CHECK(d->weight_age == kDefaultWeightAge);
   CHECK(d->weight_time_limit == kDefaultWeightTimeLimit);
   CHECK(d->priority_max_age == kDefaultMaxAge);
-  CHECK(d->bf_reservation_depth == 1);
+  CHECK(d->bf_reservation_depth == 4);  // issue 17 §2: the first 4 blocked jobs are reserved
+  CHECK(d->endtime_weight == kDefaultEndtimeWeight);
+  CHECK(d->size_weight == kDefaultSizeWeight);
   auto s = Build("PriorityWeightFairshare=10000\n");
   REQUIRE(s.ok());
+  CHECK(s->bf_reservation_depth == 1);  // Slurm's formula: EASY, as before
+  CHECK(Build("SchedulerParameters=bf_reservation_depth=2\n")->bf_reservation_depth == 2);
+  auto sp = Build("SchedulerParameters=binpack_weight=0,spread_weight=1\n");  // spreading: no packing scores
+  CHECK(sp->endtime_weight == 0);
+  CHECK(sp->size_weight == 0);
+  CHECK(Build("SchedulerParameters=spread_weight=1,size_weight=2\n")->size_weight == 2);
   CHECK(s->weight_age == 0);
   CHECK(s->weight_time_limit == 0);
   CHECK(s->weight_fairshare == 10000);

@@ -86,5 +86,12 @@ TEST_CASE("sim --worst: the longest waits first, with the job's size and limit (
   sim::PrintWorstWaits(all, run, 10);
   std::string text = all.str();
   CHECK(std::count(text.begin(), text.end(), '\n') == 3 + 3);  // blank, title, header, rows
+  std::ostringstream jobs;  // --jobs-csv: every job, with the nodes it ran on
+  sim::PrintJobsCsv(jobs, run, {"n1"}, true);
+  CHECK(jobs.str() ==
+        "config,trace_id,submit,start,end,wait,gpus,cpus,nodes\n"
+        "default,1,0,0,100,0,2,1,n1\n"
+        "default,2,10,100,150,90,2,1,n1\n"
+        "default,3,20,150,180,130,1,1,n1\n");
   fs::remove(path);
 }
