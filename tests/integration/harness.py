@@ -283,3 +283,16 @@ def file_words(path):
             return f.read().split()
     except FileNotFoundError:
         return []
+
+
+def install_slurm_names(cluster, name="slurm-names"):
+    """scripts/install-slurm-compat into <cluster dir>/<name> (mode 0755: a job's user reaches
+    it); returns its bin directory."""
+    prefix = os.path.join(cluster.dir, name)
+    os.makedirs(prefix, mode=0o755, exist_ok=True)
+    os.chmod(prefix, 0o755)
+    env = dict(os.environ, TESSERA_BUILD_DIR=os.path.dirname(BIN))
+    p = subprocess.run([os.path.join(ROOT, "scripts", "install-slurm-compat"), prefix],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    return os.path.join(prefix, "bin")

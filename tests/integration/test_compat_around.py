@@ -1,24 +1,17 @@
 """Issue 19 (h19b), "around jobs" and "output that scripts parse", through the Slurm names on
 a real cluster: array ids in every command, sacct's rows, scancel's silence, EnforcePartLimits,
 scontrol's records, sbatch's messages (formats from Slurm 22.05's sources)."""
-import os
 import pwd
 import re
-import subprocess
 
 import pytest
 
-from harness import BIN, ROOT, wait_for
+from harness import BIN, wait_for, install_slurm_names
 
 
 @pytest.fixture(scope="module")
 def names(cluster):
-    prefix = os.path.join(cluster.dir, "compat")
-    env = dict(os.environ, TESSERA_BUILD_DIR=os.path.dirname(BIN))
-    p = subprocess.run([os.path.join(ROOT, "scripts", "install-slurm-compat"), str(prefix)],
-                       capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stderr
-    return os.path.join(prefix, "bin")
+    return install_slurm_names(cluster, "compat")
 
 
 USER = "tessera-alice"

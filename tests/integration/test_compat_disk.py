@@ -2,12 +2,10 @@
 AveDiskRead/Write, fs/disk in TRESUsageIn*/Out*) on a real cluster, through the Slurm names.
 As Slurm's jobacct_gather, the figures are /proc/<pid>/io rchar/wchar of each task (its reaped
 children included); energy stays empty (no energy plugin)."""
-import os
-import subprocess
 
 import pytest
 
-from harness import BIN, ROOT, wait_for
+from harness import BIN, wait_for, install_slurm_names
 
 USER = "tessera-alice"
 UNITS = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
@@ -15,12 +13,7 @@ UNITS = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
 
 @pytest.fixture(scope="module")
 def names(cluster):
-    prefix = os.path.join(cluster.dir, "compat-disk")
-    env = dict(os.environ, TESSERA_BUILD_DIR=os.path.dirname(BIN))
-    p = subprocess.run([os.path.join(ROOT, "scripts", "install-slurm-compat"), str(prefix)],
-                       capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stderr
-    return os.path.join(prefix, "bin")
+    return install_slurm_names(cluster, "compat-disk")
 
 
 def slurm(cluster, names, argv, check=True):

@@ -4,28 +4,21 @@ patterns, --export, --wait, -w/-x, the accepted and the refused ones), srun and 
 an allocation, the SLURM_* variables of sbatch and srun, and sbatch's filename patterns.
 A real munged, tessera-ctld (TLS) and two tessera-noded (it1, it2: 2 CPUs each) on loopback."""
 import os
-import pathlib
 import re
-import subprocess
 
 import pytest
 
-from harness import BIN, ROOT, wait_for
+from harness import BIN, wait_for, install_slurm_names
 
 USER = "tessera-alice"
 
 
 @pytest.fixture(scope="module")
 def slurm_bin(cluster):
-    prefix = pathlib.Path(cluster.dir) / "slurm-names"  # the job's user must reach it
-    prefix.mkdir(mode=0o755)
-    env = dict(os.environ, TESSERA_BUILD_DIR=os.path.dirname(BIN))
-    p = subprocess.run([os.path.join(ROOT, "scripts", "install-slurm-compat"), str(prefix)],
-                       capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stderr
+    bindir = install_slurm_names(cluster)
     for name in ("srun", "salloc", "scontrol", "sbatch"):
-        assert (prefix / "bin" / name).is_symlink(), name
-    return str(prefix / "bin")
+        assert os.path.islink(os.path.join(bindir, name)), name
+    return bindir
 
 
 def run(cluster, slurm_bin, argv, **kw):

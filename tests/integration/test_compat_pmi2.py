@@ -6,14 +6,13 @@ alternative), so the client is a small C program speaking the PMI-2 wire protoco
 simple PMI-2 client does: handshake, fullinit, job-getid, info-getjobattr, kvs-put, kvs-fence,
 kvs-get across 2 nodes (two rounds), finalize. A real munged, tessera-ctld and two noded."""
 import os
-import pathlib
 import re
 import shutil
 import subprocess
 
 import pytest
 
-from harness import BIN, ROOT
+from harness import BIN, install_slurm_names
 
 USER = "tessera-alice"
 
@@ -127,13 +126,7 @@ int main(void) {
 
 @pytest.fixture(scope="module")
 def slurm_bin(cluster):
-    prefix = pathlib.Path(cluster.dir) / "slurm-names"
-    prefix.mkdir(mode=0o755)
-    env = dict(os.environ, TESSERA_BUILD_DIR=os.path.dirname(BIN))
-    p = subprocess.run([os.path.join(ROOT, "scripts", "install-slurm-compat"), str(prefix)],
-                       capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stderr
-    return str(prefix / "bin")
+    return install_slurm_names(cluster)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ character), and the task's exit code is srun's. The client side is a real pty he
 as a user's terminal would be. A real munged, tessera-ctld (TLS) and two tessera-noded."""
 import fcntl
 import os
-import pathlib
 import pwd
 import select
 import struct
@@ -14,20 +13,14 @@ import time
 
 import pytest
 
-from harness import BIN, ROOT
+from harness import BIN, install_slurm_names
 
 USER = "tessera-alice"
 
 
 @pytest.fixture(scope="module")
 def slurm_bin(cluster):
-    prefix = pathlib.Path(cluster.dir) / "slurm-names"
-    prefix.mkdir(mode=0o755)
-    env = dict(os.environ, TESSERA_BUILD_DIR=os.path.dirname(BIN))
-    p = subprocess.run([os.path.join(ROOT, "scripts", "install-slurm-compat"), str(prefix)],
-                       capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stderr
-    return str(prefix / "bin")
+    return install_slurm_names(cluster)
 
 
 def user_argv(cluster, slurm_bin, argv):
