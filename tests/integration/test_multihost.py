@@ -68,7 +68,9 @@ def installed_packages():
 
 
 def purge():
-    return sh(["apt-get", "purge", "-y", "-q"] + list(PACKAGES), check=False,
+    """apt-get purge of the Tessera packages installed (naming one apt never saw is an error:
+    tessera-bridge exists only where Go built it)."""
+    return sh(["apt-get", "purge", "-y", "-q"] + (installed_packages() or ["--"]), check=False,
               env={"DEBIAN_FRONTEND": "noninteractive", "PATH": os.environ["PATH"]})
 
 

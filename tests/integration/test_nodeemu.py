@@ -41,7 +41,9 @@ def test_emulated_nodes_run_jobs_cancel_and_reregister(tmp_path):
     try:
         up = c.node_states()
         assert len([n for n in c.nodes if up.get(n, "").rstrip("*") == "idle"]) == NODES, up
-        assert status(st)["registered"] == f"{NODES}/{NODES}"
+        # (the emulator's own count: its status file is rewritten every 100 ms)
+        wait_for(lambda: status(st)["registered"] == f"{NODES}/{NODES}", timeout=30,
+                 what=f"the emulator to count {NODES} registered nodes")
 
         # 200 jobs through the bulk API: more jobs than one cycle of one node, all on emulated
         # nodes; every one ends COMPLETED once its end is acknowledged.
