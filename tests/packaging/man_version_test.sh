@@ -54,6 +54,7 @@ accepted() {  # PROGRAM: every option it accepts, one a line
     tbatch|talloc) table_of "$SRC/cli/lib/batch_options.cc" ;;
     tstat) table_of "$SRC/cli/lib/tstat_cmd.cc" '^const std::vector<OptionSpec> kSpecs' '^};' ;;
     tattach) table_of "$SRC/cli/lib/tstat_cmd.cc" '^const std::vector<OptionSpec> kAttachSpecs' '^};' ;;
+    trun) table_of "$SRC/cli/lib/trun_args.cc" ;;
     tacctmgr) parsed_by_hand "$SRC/cli/lib/tacctmgr_cmd.cc" ;;
     tessera-ctld) parsed_by_hand "$SRC/ctld/main.cc" ;;
     tessera-noded) parsed_by_hand "$SRC/noded/noded_main.cc" ;;
