@@ -41,6 +41,8 @@ void Controller::ApplyGpuDrains(NodeRuntime& n) {
     if (it == gpu_drains_.end()) continue;
     g.healthy = false;
     g.health_reason = it->second.reason;
+    g.reason_time = it->second.reason_time;
+    g.reason_uid = it->second.reason_uid;
   }
 }
 
@@ -159,7 +161,7 @@ Status Controller::UpdateGpu(const std::string& expr, uint32_t gpu, const std::s
     } else {
       gpu_drains_.erase({name, gpu});
       for (auto& g : n->gpus)
-        if (g.index == gpu) g.healthy = true, g.health_reason.clear();
+        if (g.index == gpu) g.healthy = true, g.health_reason.clear(), g.reason_uid = -1;
     }
     ApplyGpuDrains(*n);
     Log("node " + name + " GPU " + std::to_string(gpu) +

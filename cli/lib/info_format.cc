@@ -148,7 +148,8 @@ bool NeedsReason(pb::NodeState s) {
 // sinfo -R USER: who set the reason, as a name (the uid where it has none): an administrator, or
 // the controller's own user for the reasons it sets (issue 21); Unknown when it was set before
 // reason users were recorded.
-std::string ReasonUser(const pb::NodeInfo& n, const IdNames* names) {
+template <typename T>  // pb::NodeInfo or pb::GpuDevice
+std::string ReasonUser(const T& n, const IdNames* names) {
   if (!n.has_reason_uid()) return "Unknown";
   uint32_t uid = n.reason_uid();
   std::string name = names ? names->UserName(uid) : "";
@@ -193,7 +194,8 @@ std::string ReasonView(const std::vector<const pb::PartitionInfo*>& parts,
           out += line("gpu" + std::to_string(g.index()) + ": " +
                           EscapeControlChars(g.health_reason().empty() ? "unhealthy"
                                                                        : g.health_reason()),
-                      "Unknown", "Unknown", n->name(), true);
+                      ReasonUser(g, names), FormatTimestamp(g.reason_time(), true), n->name(),
+                      true);
     }
   return out;
 }

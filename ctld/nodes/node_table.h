@@ -38,6 +38,9 @@ struct GpuState {
   // gres/mps count of this GPU when mps (gres.conf Name=mps Count=, common/gres_shares.h);
   // 0 = Slurm's default of 100 (ctld/gpu_shares.h MpsTotal).
   uint32_t mps_count = 0;
+  // Set by ctld while the GPU is drained (its gpu_drain row): when and by whom; -1 = unknown.
+  int64_t reason_time = 0;
+  int64_t reason_uid = -1;
 };
 
 struct HcaState {

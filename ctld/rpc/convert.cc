@@ -239,6 +239,10 @@ void ToProto(const GpuState& g, v1::GpuDevice* p) {
   p->set_replicas(g.replicas);
   p->set_mps_count(g.mps_count);
   p->set_minor(g.minor);
+  if (!g.healthy) {
+    p->set_reason_time(g.reason_time);
+    if (g.reason_uid >= 0) p->set_reason_uid(static_cast<uint32_t>(g.reason_uid));
+  }
 }
 
 // GPU sharing in use per GPU (NodeRuntime::alloc_mps / alloc_shards).

@@ -30,14 +30,15 @@ def inject_xid(c, node, gpu, what="79"):
         f.write(what + "\n")
 
 
-def drained_gpus(c):
-    """{(node, gpu index): reason} from `tinfo -R` (lines "gpuN: reason ... NODE")."""
+def drained_gpus(c, who=False):
+    """{(node, gpu index): reason} from `tinfo -R` (lines "gpuN: reason USER TIMESTAMP NODE");
+    with `who`, the values are (reason, user, timestamp)."""
     out = c.run(["tinfo", "-R", "-h"]).stdout
     found = {}
     for line in out.splitlines():
-        m = re.match(r"gpu(\d+): (.*?)\s+Unknown\s+Unknown\s+(\S+)$", line)
+        m = re.match(r"gpu(\d+): (.*?)\s+(\S+)\s+(\S+)\s+(\S+)$", line)
         if m:
-            found[(m.group(3), int(m.group(1)))] = m.group(2)
+            found[(m.group(5), int(m.group(1)))] = m.groups()[1:4] if who else m.group(2)
     return found
 
 
@@ -72,6 +73,9 @@ def test_gpu_drain_and_resume_are_durable_and_listed(gpus):
     assert p.returncode != 0 and "reason" in p.stderr
     gpu_update(c, "it1", 1, "DRAIN", "bad_fan")
     assert drained_gpus(c) == {("it1", 1): "bad_fan"}
+    # Issue 21: who drained it and when (sinfo -R's USER and TIMESTAMP), kept over restarts below.
+    _, user, when = drained_gpus(c, who=True)[("it1", 1)]
+    assert user == "root" and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", when)
     assert "1:a100(DRAIN:bad_fan)" in show_node(c, "it1")
     # A job needing both GPUs of it1 cannot start while one is drained.
     work = c.user_dir("tessera-bob")
@@ -97,6 +101,8 @@ def test_gpu_drain_and_resume_are_durable_and_listed(gpus):
     restart_ctld(c)
     assert drained_gpus(c) == {("it1", 1): "bad_fan", ("it2", 1): drained_gpus(c)[("it2", 1)]}
     assert drained_gpus(c)[("it2", 1)].startswith("XID 48")
+    assert drained_gpus(c, who=True)[("it1", 1)] == ("bad_fan", user, when)
+    assert drained_gpus(c, who=True)[("it2", 1)][1] != "Unknown"  # the controller's own user
     # noded restarts (rediscovers its GPUs healthy): ctld's drains still hold.
     c.kill("noded-it2", signal.SIGKILL)
     c.start_noded("it2")

@@ -63,6 +63,18 @@ TEST_CASE("tinfo -R lists one line per drained GPU with its reason and node") {
   CHECK(r.out ==
         "REASON               USER      TIMESTAMP           NODELIST\n"
         "gpu1: XID 79: GPU ha Unknown   Unknown             g2\n");
+  // Issue 21: who drained it (by name, the uid where it has none) and when, from ctld's record.
+  testing::UseUtc();
+  resp->mutable_nodes(1)->mutable_gpus(1)->set_reason_uid(0);
+  resp->mutable_nodes(1)->mutable_gpus(1)->set_reason_time(testing::kNow);
+  resp->mutable_nodes(0)->mutable_gpus(0)->set_healthy(false);
+  resp->mutable_nodes(0)->mutable_gpus(0)->set_health_reason("bad fan");
+  resp->mutable_nodes(0)->mutable_gpus(0)->set_reason_uid(4242);
+  resp->mutable_nodes(0)->mutable_gpus(0)->set_reason_time(testing::kNow + 60);
+  REQUIRE(r.Run(RunTinfo, {"-R", "-h"}) == 0);
+  CHECK(r.out ==
+        "gpu0: bad fan        4242      2023-11-14T22:14:20 g1\n"
+        "gpu1: XID 79: GPU ha root      2023-11-14T22:13:20 g2\n");
 }
 
 }  // namespace
