@@ -65,6 +65,9 @@ CgroupMounts DetectCgroups(const std::string& proc_mounts, const std::string& ro
     std::string dev, dir, type, opts;
     if (!(ls >> dev >> dir >> type >> opts)) continue;
     dir = StripSlash(Unescape(dir));
+    if ((type == "cgroup2" || type == "cgroup") && ("," + opts + ",").find(",favordynmods,") !=
+                                                       std::string::npos)
+      m.favordynmods = true;
     if (type == "cgroup2" && dir == m.root) m.unified = dir;
     if (type != "cgroup") continue;
     if (dir.rfind(m.root + "/", 0) != 0) continue;

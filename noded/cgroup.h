@@ -58,6 +58,12 @@ struct CgroupMounts {
   std::string root;                             // the configured root
   std::string unified;                          // v2: the cgroup2 mount (== root)
   std::map<std::string, std::string> v1;        // v1: controller -> mount point
+  // The kernel's cgroup_threadgroup_rwsem favours writers (a `favordynmods` mount option on any
+  // cgroup mount: the mode is global). Without it each write to a cgroup.procs file (every job
+  // start, v1 and v2) waits for an RCU grace period, several ms; with it the write takes ~0.1 ms
+  // and fork/exit pay a little more. Set at boot (`cgroup_favordynmods=true`, kernel >= 6.0) or
+  // by remounting cgroup2 with it (docs/admin-guide.md, "cgroups"); noded only reports it.
+  bool favordynmods = false;
 };
 
 // Pure: decides the mode from the text of /proc/mounts.

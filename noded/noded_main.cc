@@ -207,6 +207,10 @@ IsolationFacts MakeIsolationFacts(const std::string& node, const NodeSettings& s
     if (m.mode != CgroupMode::kNone) f.cgroup_root = s.cgroup_root;
     Log(std::string("cgroups: ") + CgroupModeName(m.mode) + " under " + s.cgroup_root +
         (m.mode == CgroupMode::kNone ? " (jobs run without isolation)" : ""));
+    if (m.mode != CgroupMode::kNone && !m.favordynmods)
+      Log("cgroups: note: no cgroup mount has favordynmods, so every job start waits for a "
+          "kernel RCU grace period in its cgroup.procs writes (several ms); boot with "
+          "cgroup_favordynmods=true or remount cgroup2 with favordynmods (admin guide, cgroups)");
   } else {
     Log("cgroups: off (" + std::string(::geteuid() != 0 ? "not root" : "CgroupMountpoint=none") +
         "); jobs run without isolation");

@@ -13,6 +13,7 @@ user would. Everything else (nodes, tasks, CPUs, memory, GPUs, arrays, filename 
 commands) runs as written."""
 import os
 import pathlib
+import pwd
 import re
 import subprocess
 import time
@@ -39,11 +40,6 @@ echo "standin: $(basename "$0") rank=${SLURM_PROCID:-none} node=${SLURMD_NODENAM
 # cannot do, as the issue asks).
 EXPECTED_FAILURES = {
     "nanotron_occasionallynlp_train.slurm": "no OCI runtime is configured",
-    # `#!/bin/bash -l`: the login shell's /etc/profile resets PATH, and this dev cluster's Slurm
-    # names live in a temporary directory, not on the system PATH as an installed
-    # tessera-slurm-compat package puts them: the job finds no srun, or another one installed on
-    # the host (a limit of the test set-up, not of Tessera).
-    "physics_standalone_radiation_job.sh": "srun",
 }
 
 # What a script's site gives without a directive, added at the top of its directives (the
@@ -125,8 +121,16 @@ def env(cluster):
         f = standin / name
         f.write_text(STANDIN)
         f.chmod(0o755)
+    path = f"{standin}:{prefix}/bin:{BIN}"
+    # `#!/bin/bash -l` scripts (physics_standalone): the login shell's /etc/profile resets PATH;
+    # a site puts its tools back in the user's login profile (or a module system does), as here.
+    # Without it the job would find no srun, or whichever one the host has installed.
+    profile = pathlib.Path(pwd.getpwnam(USER).pw_dir) / ".bash_profile"
+    profile.write_text(f'export PATH="{path}:$PATH"\n')
+    subprocess.run(["chown", f"{USER}:{USER}", str(profile)], check=True)
     # HPC_PMIX: set by eel6763's site modules (srun --mpi=$HPC_PMIX).
-    return {"PATH": f"{standin}:{prefix}/bin:{BIN}:/usr/sbin:/usr/bin:/sbin:/bin", "HPC_PMIX": "pmi2"}
+    yield {"PATH": f"{path}:/usr/sbin:/usr/bin:/sbin:/bin", "HPC_PMIX": "pmi2"}
+    profile.unlink()
 
 
 def show_job_field(cluster, job, key):

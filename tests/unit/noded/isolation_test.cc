@@ -39,6 +39,14 @@ TEST_CASE("cgroup mode: v1 controllers, unified root, or none") {
   CHECK(DetectCgroups("proc /proc proc rw 0 0\n", "/sys/fs/cgroup").mode == CgroupMode::kNone);
   CHECK(DetectCgroups(hybrid, "/elsewhere").mode == CgroupMode::kNone);
   CHECK(MakeCgroupManager(DetectCgroups("", "/x")) == nullptr);
+  // favordynmods: global, so any cgroup mount naming it (a hybrid host's unified one too).
+  CHECK_FALSE(m.favordynmods);
+  CHECK_FALSE(v2.favordynmods);
+  CHECK(DetectCgroups("cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate,favordynmods 0 0\n",
+                      "/sys/fs/cgroup").favordynmods);
+  CHECK(DetectCgroups(hybrid + "cgroup2 /x cgroup2 rw,favordynmods 0 0\n", "/sys/fs/cgroup/")
+            .favordynmods);
+  CHECK_FALSE(DetectCgroups("tmpfs /t tmpfs rw,favordynmods 0 0\n", "/sys/fs/cgroup").favordynmods);
 }
 
 TEST_CASE("device rules round-trip and bad ones are named") {
