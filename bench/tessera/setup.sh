@@ -7,6 +7,8 @@
 #      per job, Tessera's default)
 #      TLS (0; 1: TLS with a private CA under $BASE/tls)
 #      TESSERA_CTLD_PORT (36817) TESSERA_NODE_PORT0 (38001)
+#      TESSERA_WIRE_PORT (TESSERA_CTLD_PORT+2; 0 = none): ctld's TCP wire for login-node commands
+#      (ControllerWirePort, issue 20 §1); never with TLS=1 (the config refuses both)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 : "${BIN:?set BIN to the directory with tessera-ctld, tessera-noded and the t* commands}"
@@ -56,10 +58,14 @@ if [ "${TLS:-0}" = 1 ]; then
   printf 'TlsCertFile=%s\nTlsKeyFile=%s\nTlsCaFile=%s\n' "$t/server.pem" "$t/server.key" \
     "$t/ca.pem" >> "$CONF"
 fi
+if [ "${TLS:-0}" != 1 ] && [ "${TESSERA_WIRE_PORT:-$((CTLD_PORT+2))}" != 0 ]; then
+  echo "ControllerWirePort=${TESSERA_WIRE_PORT:-$((CTLD_PORT+2))}" >> "$CONF"
+fi
 chmod 644 "$CONF"
 # The same cluster seen from a login node (bench/run-vs-slurm section "remote"): no controller
-# socket, the controller named at 127.0.0.2 (a second loopback address), so commands take gRPC +
-# munge as on a host without ctld.
+# socket, the controller named at 127.0.0.2 (a second loopback address), so commands take the TCP
+# wire (munge per request) when ControllerWirePort is set, gRPC + munge otherwise (and with
+# TESSERA_NO_WIRE=1), as on a host without ctld.
 sed -e "s|^SlurmctldHost=.*|SlurmctldHost=localhost(127.0.0.2)|" "$CONF" > "$BASE/etc/login.conf"
 echo "ControllerSocket=none" >> "$BASE/etc/login.conf"
 chmod 644 "$BASE/etc/login.conf"
