@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from harness import Cluster, free_ports
+from harness import BIN, Cluster, free_ports
 
 USER = "tessera-alice"
 
@@ -121,3 +121,22 @@ def test_a_replayed_munge_credential_is_refused_by_the_real_munged(wired):
         assert code == 16, msg
     log = open(os.path.join(c.dir, "ctld.log")).read()
     assert "auth: refused Ping from wire port" in log
+
+
+
+def test_an_unknown_uid_is_refused_over_the_wire_as_over_grpc(wired):
+    """A uid without a passwd entry on the controller (a login node's local account): its munge
+    credential is valid, and the submission is refused the same way on both paths."""
+    c = wired
+    closed = free_ports(1)[0]
+    paths = {"wire": login_conf(c, "login-w2.conf", c.wire_port, closed),
+             "grpc": login_conf(c, "login-g2.conf", closed, c.ctld_port)}
+    errors = {}
+    for name, env in paths.items():
+        p = subprocess.run(["setpriv", "--reuid=54321", "--regid=54321", "--clear-groups",
+                            os.path.join(BIN, "tbatch"), "--hold", "--wrap", "true"],
+                           env=c.env(env), cwd="/tmp", capture_output=True, text=True, timeout=30)
+        assert p.returncode != 0, (name, p.stdout)
+        errors[name] = p.stderr.strip()
+    assert errors["wire"] == errors["grpc"], errors
+    assert "54321" in errors["wire"], errors
