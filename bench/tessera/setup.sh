@@ -7,7 +7,8 @@
 #      per job, Tessera's default)
 #      TLS (0; 1: TLS with a private CA under $BASE/tls)
 #      TESSERA_CTLD_PORT (36817) TESSERA_NODE_PORT0 (38001)
-#      TESSERA_WIRE_PORT (TESSERA_CTLD_PORT+2; 0 = none): ctld's TCP wire for login-node commands
+#      TESSERA_WIRE_PORT (TESSERA_CTLD_PORT+2, or the port after the nodes' when that is one of
+#      theirs; 0 = none): ctld's TCP wire for login-node commands
 #      (ControllerWirePort, issue 20 §1); never with TLS=1 (the config refuses both)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -58,8 +59,12 @@ if [ "${TLS:-0}" = 1 ]; then
   printf 'TlsCertFile=%s\nTlsKeyFile=%s\nTlsCaFile=%s\n' "$t/server.pem" "$t/server.key" \
     "$t/ca.pem" >> "$CONF"
 fi
-if [ "${TLS:-0}" != 1 ] && [ "${TESSERA_WIRE_PORT:-$((CTLD_PORT+2))}" != 0 ]; then
-  echo "ControllerWirePort=${TESSERA_WIRE_PORT:-$((CTLD_PORT+2))}" >> "$CONF"
+WIRE_PORT=${TESSERA_WIRE_PORT:-$((CTLD_PORT+2))}
+if [ -z "${TESSERA_WIRE_PORT:-}" ] && [ "$WIRE_PORT" -ge "$PORT0" ] && [ "$WIRE_PORT" -lt $((PORT0+NNODES)) ]; then
+  WIRE_PORT=$((PORT0+NNODES))  # the default would fall among the nodes' ports
+fi
+if [ "${TLS:-0}" != 1 ] && [ "$WIRE_PORT" != 0 ]; then
+  echo "ControllerWirePort=$WIRE_PORT" >> "$CONF"
 fi
 chmod 644 "$CONF"
 # The same cluster seen from a login node (bench/run-vs-slurm section "remote"): no controller
