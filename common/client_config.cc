@@ -1,6 +1,7 @@
 #include "common/client_config.h"
 
 #include "common/duration.h"
+#include "common/wire_config.h"
 
 namespace tessera {
 namespace {
@@ -69,7 +70,7 @@ Status FinishClientKeys(ClusterConfig* c, bool socket_set) {
   return Status::Ok();
 }
 
-Result<ClusterConfig> LoadClientConfig(const std::string& path) {
+Result<ClusterConfig> LoadClientConfig(const std::string& path, uint16_t* wire_port) {
   std::vector<std::string> skipped;
   auto lines = ParseConfigFileLenient(path, &skipped);
   if (!lines.ok()) return lines.status();
@@ -88,10 +89,14 @@ Result<ClusterConfig> LoadClientConfig(const std::string& path) {
   for (const auto& s : skipped) {
     std::string lower = ToLower(s);
     for (const char* k : {"slurmctldhost", "controlmachine", "controladdr", "slurmctldport",
-                          "controllersocket", "authinfo", "tlscertfile", "tlskeyfile", "tlscafile"})
+                          "controllersocket", "authinfo", "tlscertfile", "tlskeyfile", "tlscafile",
+                          "controllerwireport"})
       if (lower.find(std::string(k) + "=") != std::string::npos) return InvalidArgument(s);
   }
   TESSERA_RETURN_IF_ERROR(FinishClientKeys(&c, socket_set));
+  auto wire = ReadWirePort(*lines, c.TlsEnabled());  // issue 20 §1
+  if (!wire.ok()) return wire.status();
+  if (wire_port) *wire_port = *wire;
   c.warnings = std::move(skipped);
   return c;
 }

@@ -24,8 +24,9 @@ Result<std::vector<ConfigLine>> ParseConfigFileLenient(const std::string& path,
                                                        std::vector<std::string>* skipped);
 
 // A ClusterConfig with only the client fields set (path, ctld_host, ctld_addr, ctld_port,
-// ctld_socket, munge_socket, tls_*); `warnings` names the lines that were skipped.
-Result<ClusterConfig> LoadClientConfig(const std::string& path);
+// ctld_socket, munge_socket, tls_*); `warnings` names the lines that were skipped. `*wire_port`
+// (when given) gets ControllerWirePort (common/wire_config.h; 0 = off).
+Result<ClusterConfig> LoadClientConfig(const std::string& path, uint16_t* wire_port = nullptr);
 
 // --- shared with LoadClusterConfig (cluster_config.cc) ---
 // Applies `p` when it is one of the client keys (SlurmctldHost/ControlMachine, ControlAddr,

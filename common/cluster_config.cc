@@ -1,5 +1,6 @@
 #include "common/cluster_config.h"
 #include "common/metrics_config.h"
+#include "common/wire_config.h"
 
 #include <cctype>
 #include <cstdlib>
@@ -142,6 +143,7 @@ class Builder {
     if (k == "clustername") { c_->cluster_name = p.value; return Status::Ok(); }
     if (k == "statesavelocation") { c_->state_dir = p.value; return Status::Ok(); }
     if (k == "metricsport" || k == "metricsaddress") return Status::Ok();  // metrics_config.h
+    if (k == "controllerwireport") return Status::Ok();  // wire_config.h
     if (k == "slurmdspooldir") { c_->spool_dir = p.value; return Status::Ok(); }
     if (k == "tesseralogdir") { c_->log_dir = p.value; return Status::Ok(); }
     if (k == "topologyplugin" || k == "topologyfile") return Topology(p, where);
@@ -481,6 +483,7 @@ Result<ClusterConfig> BuildClusterConfig(const std::vector<ConfigLine>& lines,
   for (const auto& l : lines) TESSERA_RETURN_IF_ERROR(b.Line(l));
   TESSERA_RETURN_IF_ERROR(b.Finish());
   TESSERA_RETURN_IF_ERROR(ReadMetricsSettings(lines).status());  // issue 20 §3: checked here
+  TESSERA_RETURN_IF_ERROR(ReadWirePort(lines, c.TlsEnabled()).status());  // issue 20 §1
   std::vector<ConfigLine> shares;  // Name=mps / Name=shard: once every GPU line is known
   for (const auto& l : gres_lines) {
     if (IsGresShareLine(l)) shares.push_back(l);

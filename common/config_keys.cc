@@ -22,6 +22,8 @@ const std::vector<ConfigKey> kKeys = {
     {kConf, "", "SlurmctldPort", kAll, "6817", "controller gRPC port (default 6817)"},
     {kConf, "", "ControllerSocket", "ctld, commands", "/run/tessera/ctld.sock",
      "Unix socket on the controller's host for local commands (default /run/tessera/ctld-<port>.sock; `none` = off)"},
+    {kConf, "", "ControllerWirePort", "ctld, commands", "6819",
+     "ctld's plaintext TCP port for commands on other hosts (munge per request; 0 = off, the default; not with TLS)"},
     {kConf, "", "AuthInfo", kAll, "socket=/run/munge/munge.socket.2", "`socket=PATH` of munged (default munge's)"},
     {kConf, "", "TlsCertFile", "ctld, noded, commands", "/etc/tessera/tls/host.crt",
      "this host's certificate (the three Tls keys together or none)"},

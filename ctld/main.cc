@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/cluster_config.h"
 #include "common/metrics_config.h"
+#include "common/wire_config.h"
 #include "ctld/config_loader.h"
 #include "ctld/controller.h"
 #include "ctld/core.h"
@@ -191,6 +192,28 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Issue 20 §1: the TCP wire for commands on login nodes (ControllerWirePort; never with TLS,
+  // which the config check refuses), with the local socket's limits.
+  std::unique_ptr<tc::rpc::LocalServer> wire;
+  uint16_t wire_port = 0;
+  if (auto lines = tessera::ParseConfigFile((*cfg)->path); lines.ok()) {
+    auto w = tessera::ReadWirePort(*lines, (*cfg)->TlsEnabled());  // checked when loaded
+    if (w.ok()) wire_port = *w;
+  }
+  if (wire_port != 0) {
+    tc::rpc::LocalServerLimits limits;
+    if (struct passwd* pw = getpwnam((*cfg)->cluster_user.c_str()))
+      limits.privileged.insert(pw->pw_uid);
+    auto w = tc::rpc::LocalServer::StartTcp("", wire_port, &svc, &munge, limits);
+    if (!w.ok()) {
+      std::cerr << "tessera-ctld: ControllerWirePort: " << w.status().message() << "\n";
+      return 1;
+    }
+    wire = std::move(*w);
+    tc::Log("commands from other hosts also on 0.0.0.0:" + std::to_string(wire_port) +
+            " (wire: munge per request, plaintext)");
+  }
+
   std::unique_ptr<tessera::metrics::MetricsServer> metrics_server;
   if (metrics) {
     auto gauges = std::make_shared<tessera::metrics::CallbackCollectable>(
@@ -223,6 +246,7 @@ int main(int argc, char** argv) {
   }
   metrics_server.reset();  // its scrapes call into the core thread: before core.Stop()
   local.reset();
+  wire.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   core.Stop();
   return 0;

@@ -166,6 +166,32 @@ Status ParseRequest(std::string_view payload, std::string_view* method, std::str
   return Status::Ok();
 }
 
+std::string RequestHead(std::string_view method, std::string_view credential) {
+  std::string h = RequestHead(method);
+  h.push_back(static_cast<char>(credential.size() & 0xff));
+  h.push_back(static_cast<char>((credential.size() >> 8) & 0xff));
+  h.append(credential);
+  return h;
+}
+
+Status ParseRequest(std::string_view payload, std::string_view* method,
+                    std::string_view* credential, std::string_view* body) {
+  std::string_view rest;
+  TESSERA_RETURN_IF_ERROR(ParseRequest(payload, method, &rest));
+  if (rest.size() < 2)
+    return InvalidArgument("wire request: no credential length after the method name");
+  auto u = reinterpret_cast<const unsigned char*>(rest.data());
+  size_t n = u[0] | (static_cast<size_t>(u[1]) << 8);
+  if (n == 0) return Unauthenticated("request carries no munge credential");
+  if (n > kMaxCredential) return Unauthenticated("munge credential too large");
+  if (rest.size() < 2 + n)
+    return InvalidArgument("wire request: credential of " + std::to_string(n) +
+                           " bytes does not fit the frame");
+  *credential = rest.substr(2, n);
+  *body = rest.substr(2 + n);
+  return Status::Ok();
+}
+
 std::string ResponseHead(const Status& status) {
   std::string h;
   PutU32(&h, static_cast<uint32_t>(status.code()));
@@ -223,15 +249,17 @@ Result<int> Connect(const std::string& path, int timeout_ms) {
 }
 
 Result<std::string> Call(int fd, std::string_view method, std::string_view request,
-                         bool* not_run) {
+                         bool* not_run, const std::string* credential) {
   bool dummy = false;
   if (!not_run) not_run = &dummy;
   *not_run = false;
-  if (1 + method.size() + request.size() > kMaxRequestFrame)
+  size_t head = 1 + method.size() + (credential ? 2 + credential->size() : 0);
+  if (head + request.size() > kMaxRequestFrame)
     return Status(Code::kResourceExhausted,
                   std::string(method) + " request of " + std::to_string(request.size()) +
                       " bytes is over the limit of " + std::to_string(kMaxRequestFrame));
-  Status s = WriteFrame(fd, RequestHead(method), request);
+  Status s = WriteFrame(fd, credential ? RequestHead(method, *credential) : RequestHead(method),
+                       request);
   if (!s.ok() && s.code() != Code::kUnavailable) return s;  // too big, or the server is stuck
   bool write_failed = !s.ok();                              // the server closed: not run
   int err = 0;

@@ -23,6 +23,15 @@
 // Refusal: a server that will not serve a connection (too many from the caller's uid, the socket
 // full) writes one response frame with bit 31 of the code set, then closes, before reading
 // anything. The client knows its request was not run and may take another way (gRPC).
+//
+// Over TCP (ControllerWirePort, rpc/wire_tcp.h: commands on login nodes) the kernel cannot vouch
+// for the caller, so every request carries a fresh munge credential after the method name:
+//   request payload:  u8 method-name length, method name, u16 little-endian credential length
+//                     (1..kMaxCredential), credential, request proto bytes
+// The server decodes it per request (munged rejects invalid, expired and replayed credentials)
+// and runs the call as the decoded uid/gid. Over TCP a server learns the caller only from its
+// first request, so a refusal there may come after that request was read; it is still a refusal
+// frame, and the request was not run.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -36,6 +45,7 @@ constexpr uint32_t kMaxRequestFrame = kMaxRequestBytes;
 constexpr uint32_t kMaxResponseFrame = kMaxResponseBytes;
 constexpr size_t kReadChunk = 64 << 10;
 constexpr uint32_t kRefusedBit = 1u << 31;
+constexpr size_t kMaxCredential = 8192;  // as a gRPC call's x-tessera-munge entry (grpc_util.h)
 
 // Writes one frame (head and body concatenated) completely; never raises SIGPIPE (a peer that
 // closed gives kUnavailable). Retries EINTR. kResourceExhausted when the frame is over
@@ -58,6 +68,12 @@ Result<std::string> ReadFrame(int fd, uint32_t max_frame, ReadDeadlines deadline
 std::string RequestHead(std::string_view method);
 // Splits a request payload into method and body; kInvalidArgument names what is malformed.
 Status ParseRequest(std::string_view payload, std::string_view* method, std::string_view* body);
+// The TCP form (above): the head with a credential of 1..kMaxCredential bytes.
+std::string RequestHead(std::string_view method, std::string_view credential);
+// Splits a TCP request payload; kInvalidArgument names what is malformed (kUnauthenticated
+// when the credential is empty or over kMaxCredential: `*method` is then set).
+Status ParseRequest(std::string_view payload, std::string_view* method,
+                    std::string_view* credential, std::string_view* body);
 
 std::string ResponseHead(const Status& status);
 // Splits a response payload; returns the remote status, and the body when it is OK. `*refused`
@@ -75,8 +91,9 @@ Result<int> Connect(const std::string& path, int timeout_ms);
 // `*not_run` (when given) is set when the server provably did not run the request: it refused
 // the connection, or closed it before reading the request (the write failed, or the read was
 // reset before any answer). The caller may then retry elsewhere without running it twice.
+// `credential` (when given: the TCP wire) goes into the request head.
 Result<std::string> Call(int fd, std::string_view method, std::string_view request,
-                         bool* not_run = nullptr);
+                         bool* not_run = nullptr, const std::string* credential = nullptr);
 // True when the server has closed (or written on) an idle connection: it must not be reused.
 bool PeerClosed(int fd);
 

@@ -15,7 +15,7 @@ namespace tessera::rpc {
 
 inline constexpr int kMaxSubmitSpecs = 10000;  // ctld's bound per SubmitJobs call
 // Room left in a part for the method name and framing.
-inline constexpr size_t kSubmitPartSlack = 4096;
+inline constexpr size_t kSubmitPartSlack = 16384;  // + a munge credential on the TCP wire
 
 // Consecutive parts of `req`, in order, each of at most `max_specs` specs and `max_bytes`
 // serialized bytes; a single spec over `max_bytes` is a part of its own (ctld refuses it with a

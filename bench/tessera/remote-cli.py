@@ -7,10 +7,12 @@ beside Slurm's. One command:
 
 Sets up (bench/tessera/setup.sh, 1 node) two clusters in turn, plaintext and TLS=1, each with a
 login config (etc/login.conf: no controller socket, the controller at 127.0.0.2, a second
-loopback address standing in for the login node, so commands take gRPC + munge). Per
-repetition, in this order: the floor (tessera-bench-noop, a static do-nothing program, the same
-shell loop), `tbatch -Q --hold --wrap=true` N times on the local path (Unix socket), the same on
-the remote path. Then tqueue / tacct -j / tcancel latency on both paths. Wall time and the CPU
+loopback address standing in for the login node). Without TLS the login node's commands take
+ctld's TCP wire (ControllerWirePort, munge per request) and, with TESSERA_NO_WIRE=1, gRPC +
+munge; with TLS, gRPC + munge + TLS. Per repetition, in this order: the floor
+(tessera-bench-noop, a static do-nothing program, the same shell loop), `tbatch -Q --hold
+--wrap=true` N times on the local path (Unix socket), the same on the remote path(s). Then
+tqueue / tacct -j / tcancel latency on every path. Wall time and the CPU
 time of the loop's processes (user+sys of the children), and the load average, per figure.
 """
 import os
@@ -69,20 +71,24 @@ def cluster(tls):
                    capture_output=True)
     local = dict(env, TESSERA_CONF=os.path.join(BASE, "etc", "tessera.conf"))
     remote = dict(env, TESSERA_CONF=os.path.join(BASE, "etc", "login.conf"))
-    return env, local, remote
+    grpc = dict(remote, TESSERA_NO_WIRE="1")
+    return env, local, remote, grpc
 
 
 def measure(tls):
-    env, local, remote = cluster(tls)
+    env, local, remote, grpc = cluster(tls)
     tag = "TLS" if tls else "no TLS"
+    # Without TLS, "remote" is the TCP wire and "grpc" gRPC + munge; with TLS, only gRPC.
+    paths = [("local", local), ("remote", remote)] + ([] if tls else [("grpc", grpc)])
+    label = {"local": "local (Unix socket)", "grpc": "remote (gRPC + munge, no TLS)",
+             "remote": "remote (gRPC + munge, TLS)" if tls else "remote (TCP wire + munge)"}
     loop = lambda prog: (f"for _ in $(seq {N}); do {prog} -Q --hold --wrap=true >/dev/null; "
                          "done")
-    rates = {k: [] for k in ("floor", "local", "remote")}
+    rates = {k: [] for k in ["floor"] + [p for p, _ in paths]}
     cpus = {k: [] for k in rates}
     for rep in range(REPS):
-        for k, prog, e in (("floor", f"{BIN}/tessera-bench-noop", local),
-                           ("local", f"{BIN}/tbatch", local),
-                           ("remote", f"{BIN}/tbatch", remote)):
+        for k, prog, e in [("floor", f"{BIN}/tessera-bench-noop", local)] + [
+                (p, f"{BIN}/tbatch", e) for p, e in paths]:
             if k == "floor" and tls:
                 continue
             w, c = timed(loop(prog), e)
@@ -97,14 +103,16 @@ def measure(tls):
         row(f"tbatch local (Unix socket), N={N}", "jobs/s", rates["local"], cpus["local"])
         row("tbatch local as % of the floor", "%",
             [100 * a / b for a, b in zip(rates["local"], rates["floor"])])
-    row(f"tbatch remote (gRPC + munge, {tag}), N={N}", "jobs/s", rates["remote"], cpus["remote"])
+    for p, _ in paths:
+        if p != "local":
+            row(f"tbatch {label[p]}, N={N}", "jobs/s", rates[p], cpus[p])
     timed(f"for _ in $(seq 100); do {BIN}/tbatch -Q --hold --wrap=true >/dev/null; done", local)
     ids = subprocess.run([f"{BIN}/tqueue", "-h", "-o", "%i"], env=local, capture_output=True,
                          text=True).stdout.split()
     for name, cmd in (("tqueue (100 pending)", f"{BIN}/tqueue"),
                       ("tacct -X -j one job", f"{BIN}/tacct -X -j {{id}}"),
                       ("tcancel one job", f"{BIN}/tcancel {{id}}")):
-        for path, e in (("local", local), ("remote", remote)):
+        for path, e in paths:
             if path == "local" and tls:
                 continue
             ws, cs = [], []
@@ -112,7 +120,7 @@ def measure(tls):
                 w, c = timed(cmd.format(id=ids.pop()) + " >/dev/null", e)
                 ws.append(w * 1000)
                 cs.append(c * 1000)
-            row(f"{name}, {path}" + (f" ({tag})" if path == "remote" else ""), "ms", ws, cs)
+            row(f"{name}, {label[path]}", "ms", ws, cs)
     subprocess.run([os.path.join(ROOT, "bench", "tessera", "stop.sh")], env=env,
                    capture_output=True)
 

@@ -7,6 +7,9 @@
 #      per job, Tessera's default)
 #      TLS (0; 1: TLS with a private CA under $BASE/tls)
 #      TESSERA_CTLD_PORT (36817) TESSERA_NODE_PORT0 (38001)
+#      TESSERA_WIRE_PORT (TESSERA_CTLD_PORT+2, or the port after the nodes' when that is one of
+#      theirs; 0 = none): ctld's TCP wire for login-node commands
+#      (ControllerWirePort, issue 20 §1); never with TLS=1 (the config refuses both)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 : "${BIN:?set BIN to the directory with tessera-ctld, tessera-noded and the t* commands}"
@@ -56,10 +59,18 @@ if [ "${TLS:-0}" = 1 ]; then
   printf 'TlsCertFile=%s\nTlsKeyFile=%s\nTlsCaFile=%s\n' "$t/server.pem" "$t/server.key" \
     "$t/ca.pem" >> "$CONF"
 fi
+WIRE_PORT=${TESSERA_WIRE_PORT:-$((CTLD_PORT+2))}
+if [ -z "${TESSERA_WIRE_PORT:-}" ] && [ "$WIRE_PORT" -ge "$PORT0" ] && [ "$WIRE_PORT" -lt $((PORT0+NNODES)) ]; then
+  WIRE_PORT=$((PORT0+NNODES))  # the default would fall among the nodes' ports
+fi
+if [ "${TLS:-0}" != 1 ] && [ "$WIRE_PORT" != 0 ]; then
+  echo "ControllerWirePort=$WIRE_PORT" >> "$CONF"
+fi
 chmod 644 "$CONF"
 # The same cluster seen from a login node (bench/run-vs-slurm section "remote"): no controller
-# socket, the controller named at 127.0.0.2 (a second loopback address), so commands take gRPC +
-# munge as on a host without ctld.
+# socket, the controller named at 127.0.0.2 (a second loopback address), so commands take the TCP
+# wire (munge per request) when ControllerWirePort is set, gRPC + munge otherwise (and with
+# TESSERA_NO_WIRE=1), as on a host without ctld.
 sed -e "s|^SlurmctldHost=.*|SlurmctldHost=localhost(127.0.0.2)|" "$CONF" > "$BASE/etc/login.conf"
 echo "ControllerSocket=none" >> "$BASE/etc/login.conf"
 chmod 644 "$BASE/etc/login.conf"

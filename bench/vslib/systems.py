@@ -173,12 +173,15 @@ class Tessera(System):
         self.conf = os.path.join(self.base, "etc", "tessera.conf")
         self.loader = os.path.join(BIN, "tessera-bench-submit")
 
-    remote = False  # True: commands as from a login node (etc/login.conf: gRPC + munge)
+    # True: commands as from a login node (etc/login.conf: the TCP wire + munge, issue 20 §1);
+    # "grpc": the same with TESSERA_NO_WIRE=1 (gRPC + munge, the path before the wire).
+    remote = False
 
     def env(self):
         conf = os.path.join(self.base, "etc", "login.conf") if self.remote else self.conf
+        extra = {"TESSERA_NO_WIRE": "1"} if self.remote == "grpc" else {}
         return dict(os.environ, TESSERA_CONF=conf, BASE=self.base, BIN=BIN,
-                    PATH=f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+                    PATH=f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}", **extra)
 
     def setup(self, cgroups=False):
         super().setup({"CGROUPS": "1" if cgroups else "0"})

@@ -53,9 +53,9 @@ void Warn(CommandContext& ctx, const std::string& msg) {
 
 std::string VersionLine() { return std::string("tessera ") + TESSERA_VERSION; }
 
-Result<ClusterConfig> LoadCommandConfig() {
+Result<ClusterConfig> LoadCommandConfig(uint16_t* wire_port) {
   std::string path = DefaultConfigPath();
-  auto cfg = LoadClientConfig(path);  // only the controller, auth and TLS keys (issue 21 §2)
+  auto cfg = LoadClientConfig(path, wire_port);  // only the controller, auth and TLS keys (issue 21 §2)
   if (!cfg.ok())
     return Status(cfg.status().code(),
                   "cannot load configuration " + path + ": " + cfg.status().message());
@@ -73,6 +73,20 @@ Result<std::unique_ptr<ControllerApi>> ConnectLocal(const ClusterConfig& cfg,
   auto local = LocalControllerApi::Connect(cfg.ctld_socket, kCallDeadline, std::move(fallback));
   if (!local.ok()) return local.status();
   return std::unique_ptr<ControllerApi>(std::move(*local));
+}
+
+Result<std::unique_ptr<ControllerApi>> ConnectWire(const ClusterConfig& cfg, uint16_t wire_port,
+                                                   LocalControllerApi::Fallback fallback) {
+  // A login node: the TCP wire, plaintext with a munge credential per request; never with TLS
+  // (the config refuses both). TESSERA_NO_WIRE=1 forces gRPC (benchmarks, tests).
+  const char* no_wire = std::getenv("TESSERA_NO_WIRE");
+  if (wire_port == 0 || cfg.TlsEnabled() || (no_wire && *no_wire && std::string(no_wire) != "0"))
+    return Unavailable("no controller wire port");
+  auto wire = LocalControllerApi::ConnectTcp(cfg.ctld_addr, wire_port,
+                                             std::make_unique<rpc::MungeCodec>(cfg.munge_socket),
+                                             kCallDeadline, std::move(fallback));
+  if (!wire.ok()) return wire.status();
+  return std::unique_ptr<ControllerApi>(std::move(*wire));
 }
 
 void InitMainContext(int argc, char** argv, SystemIdNames* names, CommandContext* ctx) {

@@ -67,8 +67,9 @@ void InitMainContext(int argc, char** argv, SystemIdNames* names, CommandContext
 // a command's life; no daemon state lives in a command).
 [[noreturn]] void ExitMain(int rc);
 // Loads the client keys of DefaultConfigPath() (common/client_config.h: controller, auth, TLS;
-// other lines are not read), or an error naming it.
-Result<ClusterConfig> LoadCommandConfig();
+// other lines are not read), or an error naming it. `*wire_port` (when given) gets
+// ControllerWirePort (0 = off; common/wire_config.h).
+Result<ClusterConfig> LoadCommandConfig(uint16_t* wire_port = nullptr);
 // The controller's Unix socket (a 30 s deadline per call) when this host has it and
 // TESSERA_NO_LOCAL_SOCKET is unset or "0"; kUnavailable otherwise. Calls ctld refuses on the
 // socket (too many connections from this uid) go to `fallback` (local_controller_api.h).
@@ -76,7 +77,16 @@ Result<std::unique_ptr<ControllerApi>> ConnectLocal(
     const ClusterConfig& cfg,
     std::function<Result<std::unique_ptr<ControllerApi>>()> fallback = nullptr);
 
-// main() of a command (run_main.cc): its controller is the local socket, else gRPC + munge.
+// The controller's TCP wire (issue 20 §1, rpc/wire_tcp.h) at ctld_addr:`wire_port` with a munge
+// credential per request (a 30 s deadline per call), when `wire_port` is set, TLS is not and
+// TESSERA_NO_WIRE is unset or "0"; kUnavailable otherwise or when nothing accepts there (the
+// caller then takes gRPC). Calls ctld refuses there go to `fallback`.
+Result<std::unique_ptr<ControllerApi>> ConnectWire(
+    const ClusterConfig& cfg, uint16_t wire_port,
+    std::function<Result<std::unique_ptr<ControllerApi>>()> fallback = nullptr);
+
+// main() of a command (run_main.cc): its controller is the local socket, else the TCP wire when
+// configured, else gRPC + munge (and gRPC + munge for whatever the first two refuse).
 int RunMain(int argc, char** argv, int (*run)(CommandContext&));
 
 }  // namespace tessera::cli

@@ -10,12 +10,18 @@
 // later one, then goes through the `fallback` API (the commands pass gRPC + munge), so a user
 // whose connections fill the socket still gets answers. Without a fallback the refusal is the
 // call's error. A bulk SubmitJobs larger than one frame is sent in parts (rpc/submit_split.h).
+//
+// ConnectTcp: the same over ctld's TCP wire (ControllerWirePort, rpc/wire_tcp.h) for commands on
+// other hosts (login nodes): every request carries a fresh munge credential from `codec`. The
+// commands use it when the config names the port (and no TLS); when nothing accepts there, they
+// take gRPC (command.h), and a refusal goes to the fallback as above.
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "cli/lib/controller_api.h"
+#include "rpc/munge_codec.h"
 
 namespace tessera::cli {
 
@@ -26,13 +32,21 @@ class LocalControllerApi final : public ControllerApi {
   static Result<std::unique_ptr<LocalControllerApi>> Connect(const std::string& path,
                                                              std::chrono::seconds deadline,
                                                              Fallback fallback = nullptr);
+  // kUnavailable when nothing accepts at host:port within kWireConnectMs.
+  static Result<std::unique_ptr<LocalControllerApi>> ConnectTcp(
+      const std::string& host, uint16_t port, std::unique_ptr<rpc::CredentialCodec> codec,
+      std::chrono::seconds deadline, Fallback fallback = nullptr);
+  static constexpr int kWireConnectMs = 2000;
   ~LocalControllerApi() override;
   std::string Target() const override { return remote_ ? remote_->Target() : path_; }
   TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_CONTROLLER_API_OVERRIDE)
 
  private:
-  LocalControllerApi(std::string path, int fd, std::chrono::seconds deadline, Fallback fallback)
-      : path_(std::move(path)), fd_(fd), deadline_(deadline), fallback_(std::move(fallback)) {}
+  using Dial = std::function<Result<int>()>;
+  LocalControllerApi(std::string path, Dial dial, int fd, std::chrono::seconds deadline,
+                     Fallback fallback, std::unique_ptr<rpc::CredentialCodec> codec = nullptr)
+      : path_(std::move(path)), dial_(std::move(dial)), fd_(fd), deadline_(deadline),
+        fallback_(std::move(fallback)), codec_(std::move(codec)) {}
   // One call on the socket. *not_run: the server did not run it (refused, or closed unread),
   // after a reconnect when the connection had been used before.
   template <typename Resp>
@@ -47,12 +61,14 @@ class LocalControllerApi final : public ControllerApi {
   // After a call that was not run: makes remote_ from the fallback; false when there is none.
   bool UseFallback();
 
-  std::string path_;
+  std::string path_;  // the socket's path, or host:port (TCP)
+  Dial dial_;         // opens a connection
   int fd_;
   std::chrono::seconds deadline_;
   Fallback fallback_;
   bool used_ = false;                       // fd_ has carried a call
   std::unique_ptr<ControllerApi> remote_;   // once set, every call goes there
+  std::unique_ptr<rpc::CredentialCodec> codec_;  // TCP: a credential per request
 };
 
 }  // namespace tessera::cli

@@ -1,4 +1,5 @@
-// RunMain (command.h): the local socket, else (or when ctld refuses it) gRPC + munge. The only
+// RunMain (command.h): the local socket, else the TCP wire when configured, else (or when ctld
+// refuses either) gRPC + munge. The only
 // place the commands construct the gRPC client (command.cc and the interface in
 // controller_api.h have no gRPC).
 #include "cli/lib/command.h"
@@ -12,7 +13,8 @@ int RunMain(int argc, char** argv, int (*run)(CommandContext&)) {
   CommandContext ctx;
   InitMainContext(argc, argv, &names, &ctx);
   ctx.connect = []() -> Result<std::unique_ptr<ControllerApi>> {
-    auto cfg = LoadCommandConfig();
+    uint16_t wire_port = 0;
+    auto cfg = LoadCommandConfig(&wire_port);
     if (!cfg.ok()) return cfg.status();
     auto grpc = [cfg = *cfg]() -> Result<std::unique_ptr<ControllerApi>> {
       return std::unique_ptr<ControllerApi>(std::make_unique<GrpcControllerApi>(
@@ -20,6 +22,8 @@ int RunMain(int argc, char** argv, int (*run)(CommandContext&)) {
     };
     auto local = ConnectLocal(*cfg, grpc);  // refused on the socket: gRPC after all
     if (local.ok()) return local;
+    auto wire = ConnectWire(*cfg, wire_port, grpc);  // a login node (issue 20 §1)
+    if (wire.ok()) return wire;
     return grpc();
   };
   ExitMain(run(ctx));

@@ -28,7 +28,8 @@ using tessera::rpc::ToGrpc;
 
 namespace {
 
-// The submitting host: this host for local-socket calls, else the peer's address
+// The submitting host: this host for local-socket calls, the peer's address on the TCP wire
+// (both LocalCallContext::host), else the peer's address
 // ("ipv4:127.0.0.1:5000" -> "127.0.0.1").
 std::string PeerHost(const grpc::ServerContext* ctx) {
   if (auto* local = dynamic_cast<const LocalCallContext*>(ctx)) return local->host();
@@ -79,8 +80,11 @@ void WatchHub::Publish(const JobEvent& e) {
 Result<Caller> ControllerService::Check(grpc::ServerContext* ctx, const char* method, Role role) {
   auto cfg = ctl_->SharedConfig();
   Result<Caller> c = [&] {
-    if (auto* local = dynamic_cast<const LocalCallContext*>(ctx))
-      return auth_->Authorize(local->uid(), local->gid(), "local socket", method, role, *cfg);
+    if (auto* local = dynamic_cast<const LocalCallContext*>(ctx)) {  // local socket, TCP wire
+      auto c = auth_->Authorize(local->uid(), local->gid(), local->where(), method, role, *cfg);
+      if (c.ok()) c->origin = local->origin();
+      return c;
+    }
     return auth_->Check(*ctx, method, role, *cfg);
   }();
   // The caller the running RpcTimer books this call under (sdiag by user, metrics by role).

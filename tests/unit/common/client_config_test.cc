@@ -103,3 +103,45 @@ TEST_CASE("client config: skipped lines are reported as warnings", "[client_conf
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Issue 20 §1: ControllerWirePort (common/wire_config.h), read by the commands and ctld.
+const char kPlain[] =
+    "SlurmctldHost=ctl1(10.0.0.1)\n"
+    "NodeName=n1 CPUs=4 RealMemory=1000\n"
+    "PartitionName=batch Nodes=ALL Default=YES\n";
+
+TEST_CASE("client config: ControllerWirePort is read, off by default", "[client_config][wire]") {
+  testing::TempDir d;
+  uint16_t port = 1;
+  REQUIRE(LoadClientConfig(d.Write("a.conf", kPlain), &port).ok());
+  CHECK(port == 0);
+  REQUIRE(LoadClientConfig(d.Write("b.conf", std::string(kPlain) + "ControllerWirePort=6819\n"), &port).ok());
+  CHECK(port == 6819);
+  CHECK(LoadClusterConfig(d.path() + "/b.conf").ok());  // a known key for the daemons too
+}
+
+TEST_CASE("client config: ControllerWirePort with TLS or a bad value is refused with file:line",
+          "[client_config][wire]") {
+  testing::TempDir d;
+  std::string tls = std::string(kPlain) + "ControllerWirePort=6819\n" +
+                    "TlsCertFile=/t/h.crt\nTlsKeyFile=/t/h.key\nTlsCaFile=/t/ca.crt\n";
+  std::string conf = d.Write("tls.conf", tls);
+  auto c = LoadClientConfig(conf);
+  REQUIRE_FALSE(c.ok());
+  CHECK_THAT(c.status().message(), Catch::Contains("tls.conf:4: ControllerWirePort is a plaintext port"));
+  auto full = LoadClusterConfig(conf);
+  REQUIRE_FALSE(full.ok());
+  CHECK_THAT(full.status().message(), Catch::Contains("cannot be used with TLS"));
+  conf = d.Write("bad.conf", std::string(kPlain) + "ControllerWirePort=70000\n");
+  c = LoadClientConfig(conf);
+  REQUIRE_FALSE(c.ok());
+  CHECK_THAT(c.status().message(),
+             Catch::Contains("bad.conf:4: invalid value \"70000\" for ControllerWirePort"));
+  CHECK_FALSE(LoadClusterConfig(conf).ok());
+}
+
+}  // namespace
+}  // namespace tessera
