@@ -108,10 +108,6 @@ Result<std::map<uint32_t, std::string>> TaskInputs(const IoSpec& in,
                                                    const tessera::v1::CreateStepResponse& step,
                                                    const IoNames& names) {
   std::map<uint32_t, std::string> out;
-  if (in.kind == IoSpec::kTask)
-    return InvalidArgument("--input=" + std::to_string(in.task) +
-                           ": forwarding trun's stdin to a task is not supported; give a file "
-                           "(--input=FILE, with %t etc. for one file per task) or none");
   if (in.kind != IoSpec::kFile) return out;
   for (int ni = 0; ni < step.nodes_size(); ++ni)
     for (uint32_t rank : step.nodes(ni).ranks())

@@ -9,9 +9,9 @@
 //                   names agree share one file (opened once, truncated unless
 //                   --open-mode=append). Relative names are relative to trun's directory.
 // Without -e, stderr follows -o (srun: "both stdout and stderr will be directed to the file").
-// Input: tasks read /dev/null unless -i names a file pattern: each task then reads its own
-// expanded file on its node (the file is opened there as the step's user). srun's default of
-// forwarding trun's stdin to the tasks (and -i N) is not provided: -i N is refused.
+// Input: -i all (default) and -i N: trun's stdin goes to every task, or to task N (the others
+// read /dev/null; trun_stdin.h); none: /dev/null; a file pattern: each task reads its own
+// expanded file on its node (the file is opened there as the step's user).
 // Files are written by trun (the submit side), as srun does for names without %t %n %N.
 #include <cstdint>
 #include <fstream>
@@ -72,7 +72,7 @@ class StepOutput {
 };
 
 // The input file of every rank of the step for -i PATTERN (absolute paths); empty for the other
-// forms. -i N is refused.
+// forms (all, none, N: trun_stdin.h).
 Result<std::map<uint32_t, std::string>> TaskInputs(const IoSpec& in,
                                                    const tessera::v1::CreateStepResponse& step,
                                                    const IoNames& names);

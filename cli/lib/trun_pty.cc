@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -33,8 +34,18 @@ class FdTerminal final : public Terminal {
     if (raw_) ::tcsetattr(0, TCSADRAIN, &saved_);
     raw_ = false;
   }
+  bool IsNull() override {
+    struct stat st {}, null {};
+    if (::fstat(0, &st) != 0) return true;  // closed
+    return S_ISCHR(st.st_mode) && ::stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev;
+  }
   std::string Read(int timeout_ms, bool* eof) override {
     *eof = false;
+    pid_t fg = ::isatty(0) == 1 ? ::tcgetpgrp(0) : -1;
+    if (fg > 0 && fg != ::getpgrp()) {  // our terminal, and we are in the background: wait
+      ::poll(nullptr, 0, timeout_ms);
+      return "";
+    }
     pollfd f{0, POLLIN, 0};
     if (::poll(&f, 1, timeout_ms) <= 0) return "";
     char buf[4096];

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cli/lib/rank_output.h"
@@ -48,12 +49,23 @@ class FakeNode final : public StepAgentApi {
   std::vector<v1::RunTasksRequest> runs;
   std::vector<v1::SignalTasksRequest> signals;
   bool cancelled = false;
+  // Issue 19 (h19 s7): what trun sent on its input streams; RunTasks waits for an EOF there.
+  std::vector<v1::StepInput> inputs;
+  bool wait_eof = false;
 
   std::string Target() const override { return name; }
   Status RunTasks(const v1::RunTasksRequest& req, const OnOutput& on_output) override {
     {
       std::lock_guard<std::mutex> l(mu_);
       runs.push_back(req);
+    }
+    if (wait_eof) {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait_for(l, std::chrono::seconds(5), [&] {
+        for (const auto& in : inputs)
+          if (in.eof()) return true;
+        return false;
+      });
     }
     for (const auto& m : script) on_output(m);
     if (block_until_cancel) {
@@ -72,6 +84,20 @@ class FakeNode final : public StepAgentApi {
     std::lock_guard<std::mutex> l(mu_);
     signals.push_back(req);
     return Status::Ok();
+  }
+  Result<std::unique_ptr<StepInputStream>> OpenInput() override {
+    struct Stream final : StepInputStream {
+      FakeNode* n;
+      explicit Stream(FakeNode* f) : n(f) {}
+      bool Write(const v1::StepInput& in) override {
+        std::lock_guard<std::mutex> l(n->mu_);
+        n->inputs.push_back(in);
+        n->cv_.notify_all();
+        return true;
+      }
+      Status Close() override { return Status::Ok(); }
+    };
+    return std::unique_ptr<StepInputStream>(new Stream(this));
   }
 
  private:
@@ -94,6 +120,26 @@ v1::TaskOutput Exit(uint32_t rank, int code, int sig = 0) {
   m.mutable_exit()->set_exit_signal(sig);
   return m;
 }
+
+// trun's stdin: `data` then its end, or /dev/null.
+class FakeStdin final : public Terminal {
+ public:
+  explicit FakeStdin(std::optional<std::string> data) : data_(std::move(data)) {}
+  bool IsTerminal() override { return false; }
+  bool Size(uint32_t*, uint32_t*) override { return false; }
+  void MakeRaw() override {}
+  void Restore() override {}
+  bool IsNull() override { return !data_; }
+  std::string Read(int, bool* eof) override {
+    std::string d = data_.value_or("");
+    data_ = "";
+    *eof = d.empty();
+    return d;
+  }
+
+ private:
+  std::optional<std::string> data_;
+};
 
 struct TrunRun {
   CommandRun cmd;
@@ -142,6 +188,7 @@ struct TrunRun {
             };
           };
           hooks.mono_ms = [] { return self->mono; };
+          hooks.terminal = [] { return std::unique_ptr<Terminal>(new FakeStdin(self->stdin_data)); };
           hooks.sleep_ms = [](int64_t) {
             if (self->on_sleep) self->on_sleep();
           };
@@ -149,6 +196,7 @@ struct TrunRun {
         },
         std::move(args));
   }
+  std::optional<std::string> stdin_data;  // trun's stdin; unset: /dev/null
   std::function<void()> on_watch;
   std::function<void()> on_sleep;  // trun waits between CreateStep retries (GPUs busy)
   std::thread sender;  // a test's signal sender, joined when trun stops watching
@@ -164,6 +212,7 @@ struct TrunRun {
     }
     void Cancel() override { f_->Cancel(); }
     Status SignalTasks(const v1::SignalTasksRequest& r) override { return f_->SignalTasks(r); }
+    Result<std::unique_ptr<StepInputStream>> OpenInput() override { return f_->OpenInput(); }
 
    private:
     FakeNode* f_;
@@ -440,8 +489,9 @@ TEST_CASE("trun reads srun's input variables and refuses what it cannot do", "[t
   CHECK(t.Run({"-c", "1", "true"}) == 1);  // the command line wins
   CHECK(t.cmd.ctld.CreateStep_calls.back().cpus_per_task() == 1);
   // --pty and --mpi=pmi2 are done since h19 s6 (test_compat_pty.py, test_compat_pmi2.py).
+  // -i N is done since h19 s7 (trun forwards its stdin, below).
   for (std::string opt : {"--het-group=1", "--container-image=x", "--mpi=pmix",
-                          "--input=0", "--wait=x", "--open-mode=keep"}) {
+                          "--wait=x", "--open-mode=keep", "--gpu-bind=auto"}) {
     TrunRun r;
     CHECK(r.Run({opt, "true"}) == 1);
     CHECK(r.cmd.ctld.CreateStep_calls.empty());
@@ -458,6 +508,106 @@ TEST_CASE("trun reads srun's input variables and refuses what it cannot do", "[t
   REQUIRE(a.cmd.ctld.CreateStep_calls.size() == 1);
   CHECK(a.cmd.ctld.CreateStep_calls[0].nodes() == 1);  // -w it1 -x it2: the first node
   CHECK(a.cmd.err.find("unrecognized") == std::string::npos);
+}
+
+// Issue 19 (h19 s7): srun's stdin goes to the tasks (-i all by default, -i N to one).
+TEST_CASE("trun forwards its stdin to every task, or with -i N to task N only", "[trun][issue19]") {
+  auto sent = [](FakeNode* n) {
+    std::string data;
+    bool eof = false;
+    for (const auto& in : n->inputs) {
+      CHECK(in.job_id() == 42);
+      CHECK(in.step_id() == 3);
+      data += in.data();
+      eof = eof || in.eof();
+    }
+    return data + (eof ? "<EOF>" : "");
+  };
+  TrunRun t;
+  t.stdin_data = "hi\n";
+  for (auto* n : {t.nodes["it1"], t.nodes["it2"]}) n->wait_eof = true;
+  t.nodes["it1"]->script = {Exit(0, 0), Exit(1, 0)};
+  t.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
+  CHECK(t.Run({"cat"}) == 0);
+  INFO(t.cmd.err);
+  CHECK(sent(t.nodes["it1"]) == "hi\n<EOF>");
+  CHECK(sent(t.nodes["it2"]) == "hi\n<EOF>");
+  const auto& in2 = t.nodes["it2"]->runs.back().task_input();
+  CHECK(in2.size() == 2);
+  CHECK(in2.at(2) == "-");  // a pipe fed by SendInput
+  CHECK(in2.at(3) == "-");
+
+  TrunRun one;  // -i 3: only it2 runs task 3
+  one.stdin_data = "only three\n";
+  one.nodes["it2"]->wait_eof = true;
+  one.nodes["it1"]->script = {Exit(0, 0), Exit(1, 0)};
+  one.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
+  CHECK(one.Run({"-i", "3", "cat"}) == 0);
+  CHECK(one.nodes["it1"]->inputs.empty());
+  CHECK(one.nodes["it1"]->runs.back().task_input().empty());
+  CHECK(sent(one.nodes["it2"]) == "only three\n<EOF>");
+  CHECK(one.nodes["it2"]->runs.back().task_input().size() == 1);
+  CHECK(one.nodes["it2"]->runs.back().task_input().at(3) == "-");
+
+  for (std::vector<std::string> args : {std::vector<std::string>{"-i", "none", "cat"},
+                                        std::vector<std::string>{"cat"}}) {
+    TrunRun quiet;  // -i none, or stdin /dev/null (a batch script's): nothing forwarded
+    if (args.size() == 3) quiet.stdin_data = "unread\n";
+    quiet.Run(args);
+    CHECK(quiet.nodes["it1"]->inputs.empty());
+    CHECK(quiet.nodes["it1"]->runs.back().task_input().empty());
+  }
+  TrunRun bad;  // a task the step does not have
+  bad.stdin_data = "x";
+  CHECK(bad.Run({"--input=4", "cat"}) == 1);
+  CHECK(bad.cmd.err.find("--input=4: the step has 4 task(s), numbered from 0") !=
+        std::string::npos);
+  CHECK(bad.nodes["it1"]->runs.empty());
+  REQUIRE(bad.cmd.ctld.CompleteStep_calls.size() == 1);
+  CHECK(bad.cmd.ctld.CompleteStep_calls[0].state() == v1::FAILED);
+}
+
+// Issue 19 (h19 s7): --gpus-per-task binds each task to its own GPUs (srun's implied
+// --gpu-bind=per_task:N), --gpu-bind chooses; both reach noded as TESSERA_TRUN_GPU_BIND.
+TEST_CASE("trun --gpus-per-task and --gpu-bind give noded the tasks' GPU binding",
+          "[trun][issue19]") {
+  auto bind_of = [](TrunRun& r) {
+    const auto& env = r.nodes["it1"]->runs.back().env();
+    auto it = env.find("TESSERA_TRUN_GPU_BIND");
+    return it == env.end() ? std::string("<unset>") : it->second;
+  };
+  TrunRun a;
+  a.Run({"--gpus-per-task=2", "true"});
+  CHECK(bind_of(a) == "per_task:2");
+  a.Run({"--gpus-per-task=1", "--gpu-bind=none", "true"});
+  CHECK(bind_of(a) == "none");
+  a.Run({"--gpu-bind=verbose,map_gpu:1,0", "true"});
+  CHECK(bind_of(a) == "verbose,map_gpu:1,0");
+  CHECK(a.cmd.ctld.CreateStep_calls.back().gpus_per_task() == 0);
+  a.Run({"true"});
+  CHECK(bind_of(a) == "<unset>");
+  TrunRun inherited;  // sbatch --gpus-per-task=a100:2 put SLURM_GPUS_PER_TASK into the job
+  inherited.cmd.env["SLURM_GPUS_PER_TASK"] = "a100:2";
+  inherited.cmd.env["TESSERA_TRUN_GPU_BIND"] = "mask_gpu:1";  // never taken from the caller
+  inherited.Run({"true"});
+  CHECK(inherited.cmd.ctld.CreateStep_calls.back().gpus_per_task() == 2);
+  CHECK(inherited.cmd.ctld.CreateStep_calls.back().gpu_type() == "a100");
+  CHECK(bind_of(inherited) == "per_task:2");
+  inherited.Run({"--gpus-per-node=1", "true"});  // the step's own request replaces the job's
+  CHECK(inherited.cmd.ctld.CreateStep_calls.back().gpus_per_task() == 0);
+  CHECK(inherited.cmd.ctld.CreateStep_calls.back().gpus_per_node() == 1);
+  CHECK(bind_of(inherited) == "<unset>");
+  inherited.cmd.env["SLURM_GPU_BIND"] = "single:2";  // sbatch --gpu-bind
+  inherited.Run({"true"});
+  CHECK(bind_of(inherited) == "single:2");
+  TrunRun bad;
+  CHECK(bad.Run({"--gpu-bind=per_task:0", "true"}) == 1);
+  CHECK(bad.cmd.err.find("invalid --gpu-bind value \"per_task:0\"") != std::string::npos);
+  bad.cmd.env["SLURM_GPU_BIND"] = "sometimes";
+  CHECK(bad.Run({"true"}) == 1);
+  CHECK(bad.cmd.err.find("from the environment: invalid --gpu-bind value \"sometimes\"") !=
+        std::string::npos);
+  CHECK(bad.cmd.ctld.CreateStep_calls.empty());
 }
 
 }  // namespace
