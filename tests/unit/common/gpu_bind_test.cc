@@ -18,7 +18,7 @@ GpuBind Parse(const std::string& v) {
   return *b;
 }
 
-TEST_CASE("--gpu-bind values as srun takes them", "[gpu_bind]") {
+TEST_CASE("srun --gpu-bind values as srun takes them", "[gpu_bind]") {
   CHECK(Parse("none").kind == GpuBind::kNone);
   CHECK(Parse("verbose,none").kind == GpuBind::kNone);
   CHECK(Parse("closest").kind == GpuBind::kClosest);

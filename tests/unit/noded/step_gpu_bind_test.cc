@@ -46,7 +46,7 @@ NodeFacts It1() {
 
 }  // namespace
 
-TEST_CASE("--gpus-per-task: each task sees its own GPUs of the step, in index order",
+TEST_CASE("trun --gpus-per-task: each task sees its own GPUs of the step, in index order",
           "[step][gpu_bind]") {
   // The step holds GPUs 3, 1 (as the controller gave them) for 2 tasks x 1.
   auto g = Grant({0, 1}, {3, 1});
@@ -68,7 +68,7 @@ TEST_CASE("--gpus-per-task: each task sees its own GPUs of the step, in index or
   CHECK(BuildTaskEnv(Req(""), g, 1, It1())["CUDA_VISIBLE_DEVICES"] == "GPU-3,GPU-1");
 }
 
-TEST_CASE("--gpu-bind over the job's GPUs, and not with a single task on the node",
+TEST_CASE("trun --gpu-bind over the job's GPUs, and not with a single task on the node",
           "[step][gpu_bind]") {
   auto g = Grant({0, 1, 2, 3}, {});  // a step without GPUs of its own: the job's 4
   auto map = BuildTaskEnv(Req("map_gpu:3,0"), g, 2, It1());
@@ -87,7 +87,7 @@ TEST_CASE("--gpu-bind over the job's GPUs, and not with a single task on the nod
   CHECK(alone["SLURM_STEP_GPUS"] == "0,2");
 }
 
-TEST_CASE("--gpu-bind with MIG slices: the slices come after the whole GPUs", "[step][gpu_bind]") {
+TEST_CASE("trun --gpu-bind with MIG slices: the slices come after the whole GPUs", "[step][gpu_bind]") {
   auto g = Grant({0, 1}, {});
   g.mutable_alloc()->clear_gpu_indices();
   g.mutable_alloc()->add_mig_uuids("MIG-a");
