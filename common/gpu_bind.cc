@@ -66,7 +66,8 @@ Result<GpuBind> ParseGpuBind(const std::string& value) {
   if (list.empty()) return bad(std::string(what) + ": the list is empty");
   for (size_t pos = 0; pos <= list.size();) {
     size_t comma = list.find(',', pos);
-    std::string tok = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t len = comma == std::string::npos ? std::string::npos : comma - pos;
+    std::string tok = list.substr(pos, len);
     pos = comma == std::string::npos ? list.size() + 1 : comma + 1;
     uint64_t repeat = 1;
     size_t star = tok.find('*');

@@ -269,7 +269,8 @@ grpc::Status StepService::SendInput(grpc::ServerContext* ctx,
         std::lock_guard<std::mutex> lock(mu_);  // the set lives while it is in running_
         auto it = running_.find(key);
         if (it == running_.end())
-          return rpc::ToGrpc(FailedPrecondition("step " + step + " has ended on node " + opts_.node_name));
+          return rpc::ToGrpc(
+              FailedPrecondition("step " + step + " has ended on node " + opts_.node_name));
         st = it->second->Input(in);
       }
       if (st.ok()) break;

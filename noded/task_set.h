@@ -46,7 +46,7 @@ struct TaskPlan {
     uint32_t rank = 0;
     std::vector<std::string> env;  // "KEY=VALUE"
     std::string input;             // issue 19 (trun -i): stdin file, opened as the user; "" = /dev/null
-    bool forward_stdin = false;    // issue 19 (h19 s7, -i all|N): a pipe fed by Input() (task_stdin.h)
+    bool forward_stdin = false;    // issue 19 (h19 s7, -i all|N): a pipe fed by Input()
   };
   uid_t uid = 0;
   gid_t gid = 0;

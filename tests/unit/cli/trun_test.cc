@@ -188,7 +188,9 @@ struct TrunRun {
             };
           };
           hooks.mono_ms = [] { return self->mono; };
-          hooks.terminal = [] { return std::unique_ptr<Terminal>(new FakeStdin(self->stdin_data)); };
+          hooks.terminal = [] {
+            return std::unique_ptr<Terminal>(new FakeStdin(self->stdin_data));
+          };
           hooks.sleep_ms = [](int64_t) {
             if (self->on_sleep) self->on_sleep();
           };

@@ -87,7 +87,8 @@ TEST_CASE("trun --gpu-bind over the job's GPUs, and not with a single task on th
   CHECK(alone["SLURM_STEP_GPUS"] == "0,2");
 }
 
-TEST_CASE("trun --gpu-bind with MIG slices: the slices come after the whole GPUs", "[step][gpu_bind]") {
+TEST_CASE("trun --gpu-bind with MIG slices: the slices come after the whole GPUs",
+          "[step][gpu_bind]") {
   auto g = Grant({0, 1}, {});
   g.mutable_alloc()->clear_gpu_indices();
   g.mutable_alloc()->add_mig_uuids("MIG-a");
