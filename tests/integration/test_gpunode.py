@@ -205,3 +205,9 @@ def test_trun_gpus_per_task_binds_each_task_to_its_own_gpus(gpus):
     assert all(r[2] in ("0", "1") for r in one.values()), one  # gpus-per-task=1 x 1 task here
     assert out("bad.rc").strip() == "1"
     assert 'invalid --gpu-bind value "sometimes"' in out("bad.err"), out("bad.err")
+    # sbatch --gpu-bind reaches the steps (SLURM_GPU_BIND), as Slurm: none = no binding.
+    job = c.submit(["-N1", "--ntasks-per-node=2", "--gpus-per-task=1", "--gpu-bind=none",
+                    "-o", "sbatch-bind.out", "--wrap", "trun bash -c 'echo $SLURM_STEP_GPUS'"],
+                   user="tessera-alice", cwd=work)
+    state = c.wait_state(job, ["COMPLETED", "FAILED"], timeout=60)[0]
+    assert (state, out("sbatch-bind.out")) == ("COMPLETED", "0,1\n0,1\n")
