@@ -39,12 +39,14 @@ RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set.
                               a node. Device access stays the job's (no per-task device cgroup)
   -w, --nodelist=HOSTLIST     run on these of the job's nodes (more with a larger -N)
   -x, --exclude=HOSTLIST      never on these
-  -o, --output=MODE           all, none, a task id, or a filename pattern (%j %J %s %t %n %N
-                              %u %x %A %a %b %%, %3t zero-padded); stderr follows unless -e
+  -o, --output=MODE           all (or -), none, a task id, or a filename pattern (%j %J %s %t
+                              %n %N %u %x %A %a %b %%, %3t zero-padded; a number that is no
+                              task of the step is a file name); stderr follows unless -e
   -e, --error=MODE            the same for stderr
   -i, --input=MODE            all (default): trun's stdin goes to every task; a task id: to
                               that task only (the others read /dev/null); none: /dev/null; a
-                              filename pattern: each task reads its file on its node
+                              file name: trun reads it for every task; a pattern with %t %n %N
+                              or %u: each task reads its own file on its node
       --open-mode=append|truncate  for -o/-e files (default truncate)
       --export=ALL|NONE|[ALL,]VAR[=VALUE],...  the tasks' environment (default ALL)
   -W, --wait=SECONDS          end the step SECONDS after the first task ended

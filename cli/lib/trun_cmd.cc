@@ -44,9 +44,10 @@ class StepRun {
   StepRun(CommandContext& ctx, TrunHooks& hooks, const TrunArgs& args,
           const v1::CreateStepResponse& step, StepOutput& output,
           std::map<std::string, std::string> env, std::map<uint32_t, std::string> inputs,
-          std::set<uint32_t> forwarded)
+          std::set<uint32_t> forwarded, std::unique_ptr<Terminal> input_file)
       : ctx_(ctx), hooks_(hooks), args_(args), step_(step), output_(output),
-        env_(std::move(env)), inputs_(std::move(inputs)), forwarded_(std::move(forwarded)) {}
+        env_(std::move(env)), inputs_(std::move(inputs)), forwarded_(std::move(forwarded)),
+        input_file_(std::move(input_file)) {}
 
   // Connects to every node, runs, waits (a node that cannot be opened fails the step).
   void Run() {
@@ -70,7 +71,9 @@ class StepRun {
     }
     if (args_.pmi2) OpenPmiStreams();
     std::unique_ptr<Terminal> stdin_term;  // issue 19 (h19 s7): trun's stdin (trun_stdin.h)
-    if (!forwarded_.empty()) {
+    if (input_file_) {  // -i FILE: trun reads it for every task, as srun
+      stdin_term = std::move(input_file_);
+    } else if (!forwarded_.empty()) {
       stdin_term = hooks_.terminal ? hooks_.terminal() : OsTerminal();
       if (stdin_term->IsNull()) forwarded_.clear();  // the tasks read /dev/null themselves
     }
@@ -341,6 +344,7 @@ class StepRun {
   std::map<std::string, std::string> env_;      // the tasks' environment (--export)
   std::map<uint32_t, std::string> inputs_;      // rank -> stdin file (-i)
   std::set<uint32_t> forwarded_;                // ranks that get trun's stdin (-i all|N)
+  std::unique_ptr<Terminal> input_file_;        // -i FILE without %t %n %N %u: read here
   std::condition_variable wait_cv_;
   bool nodes_done_ = false, first_exit_ = false;
   std::vector<std::unique_ptr<StepAgentApi>> clients_;
@@ -436,10 +440,17 @@ int RunStep(CommandContext& ctx, TrunHooks& hooks, ControllerApi& api, TrunArgs&
   done.set_step_id(step->step_id());
   IoNames names = PatternNames(ctx, args, step->step_id(), alloc);
   auto output = StepOutput::Open(*ctx.out, *ctx.err, args.label, args.output, args.error, *step, names);
-  auto inputs = output.ok() ? TaskInputs(args.input, *step, names)
-                            : Result<std::map<uint32_t, std::string>>(output.status());
+  IoSpec in = args.input;  // srun: -i N that is no task of the step names a file
+  if (in.kind == IoSpec::kTask && in.task >= step->ntasks()) in.kind = IoSpec::kFile;
+  std::string shared = args.pty ? "" : SharedInputPath(in, names);
+  Result<std::unique_ptr<Terminal>> input_file = std::unique_ptr<Terminal>();
+  if (!shared.empty()) input_file = OpenInputFile(shared);  // read here, for every task
+  Result<std::map<uint32_t, std::string>> inputs = std::map<uint32_t, std::string>();
+  if (!output.ok()) inputs = output.status();
+  else if (!input_file.ok()) inputs = input_file.status();
+  else if (shared.empty()) inputs = TaskInputs(in, *step, names);
   Result<std::set<uint32_t>> forwarded = std::set<uint32_t>();  // --pty: its own input
-  if (!args.pty && inputs.ok()) forwarded = ForwardedRanks(args.input, *step);
+  if (!args.pty && inputs.ok()) forwarded = ForwardedRanks(shared.empty() ? in : IoSpec(), *step);
   if (!output.ok() || !inputs.ok() || !forwarded.ok()) {  // nothing ran: the step failed
     done.set_state(v1::FAILED);
     done.set_exit_code(1);
@@ -449,7 +460,7 @@ int RunStep(CommandContext& ctx, TrunHooks& hooks, ControllerApi& api, TrunArgs&
                                     : forwarded.status().message());
   }
   StepRun run(ctx, hooks, args, *step, **output, std::move(*env), std::move(*inputs),
-              std::move(*forwarded));
+              std::move(*forwarded), std::move(*input_file));
   run.Run();
   int rc = run.ExitStatus(&done);
   done.set_job_id(args.job_id);

@@ -100,7 +100,8 @@ def test_srun_forwards_its_stdin_to_the_tasks(cluster, slurm_bin):
             "echo hi | srun -n2 -i none cat; echo rc=$?; "
             "head -c 3000000 /dev/zero | srun -N2 -n2 -l bash -c 'sleep 1; wc -c'; "
             "yes | srun -N2 -n2 true; echo yes-rc=$?; "
-            "srun -n2 -i 2 true; echo bad-rc=$?")
+            "srun -n2 -i 2 true; echo bad-rc=$?; "
+            "printf 'x\\ny\\n' > shared-in.txt; srun -N2 -n2 -l -i shared-in.txt cat")
     _, _, out = batch(cluster, slurm_bin, ["-N2", "-n2"], wrap, timeout=90)
     parts = out.split("---\n")
     assert parts[0] == "hi\nhi\n", out
@@ -109,7 +110,11 @@ def test_srun_forwards_its_stdin_to_the_tasks(cluster, slurm_bin):
     assert sorted(re.findall(r"^(\d): (\d+)$", parts[2], re.M)) == [("0", "3000000"),
                                                                      ("1", "3000000")], out
     assert "yes-rc=0\n" in out, out
-    assert "--input=2: the step has 2 task(s), numbered from 0" in out and "bad-rc=1" in out, out
+    # srun: 2 is no task of a 2-task step: a file name (missing here).
+    assert re.search(r"Could not open stdin file \S+/2: No such file or directory", out), out
+    assert "bad-rc=1" in out, out
+    # A file without %t %n %N %u: srun reads it and every task gets it.
+    assert sorted(out.split("bad-rc=1\n")[1].splitlines()) == ["0: x", "0: y", "1: x", "1: y"], out
     # Outside a job too (srun makes the allocation), from the caller's stdin.
     p = run(cluster, slurm_bin, ["srun", "-N2", "-n2", "-l", "cat"], input="one\ntwo\n",
             timeout=90)

@@ -59,6 +59,7 @@ TEST_CASE("tcontrol show hostlist keeps order and duplicates; hostlistsorted sor
 TEST_CASE("srun -o/-e/-i values: all, none, a task id or a pattern", "[issue19]") {
   CHECK(ParseIoSpec("--output", "all")->kind == IoSpec::kAll);
   CHECK(ParseIoSpec("--output", "none")->kind == IoSpec::kNone);
+  CHECK(ParseIoSpec("--input", "-")->kind == IoSpec::kAll);  // srun's synonym
   auto t = ParseIoSpec("--output", "3");
   CHECK((t->kind == IoSpec::kTask && t->task == 3));
   auto f = ParseIoSpec("--output", "log-%t.txt");

@@ -559,14 +559,48 @@ TEST_CASE("trun forwards its stdin to every task, or with -i N to task N only", 
     CHECK(quiet.nodes["it1"]->inputs.empty());
     CHECK(quiet.nodes["it1"]->runs.back().task_input().empty());
   }
-  TrunRun bad;  // a task the step does not have
+  TrunRun bad;  // srun: a number that is no task of the step names a file, here missing
   bad.stdin_data = "x";
   CHECK(bad.Run({"--input=4", "cat"}) == 1);
-  CHECK(bad.cmd.err.find("--input=4: the step has 4 task(s), numbered from 0") !=
+  CHECK(bad.cmd.err.find("Could not open stdin file /home/alice/work/4: No such file") !=
         std::string::npos);
   CHECK(bad.nodes["it1"]->runs.empty());
   REQUIRE(bad.cmd.ctld.CompleteStep_calls.size() == 1);
   CHECK(bad.cmd.ctld.CompleteStep_calls[0].state() == v1::FAILED);
+  CHECK(bad.Run({"-o", "9", "true"}) == 1);  // the same for -o/-e
+  CHECK(bad.cmd.err.find("cannot open /home/alice/work/9 for task 0's output") !=
+        std::string::npos);
+}
+
+// Issue 19 (h19 s7): -i FILE without %t %n %N %u is read by trun and broadcast, as srun does on
+// its host; with them each task opens its own file on its node.
+TEST_CASE("trun -i FILE reads the file itself and sends it to every task", "[trun][issue19]") {
+  char tmpl[] = "/tmp/trun-in-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::ofstream(dir + "/in-42.txt") << "from the file\n";
+  TrunRun t;
+  t.stdin_data = "not this\n";
+  for (auto* n : {t.nodes["it1"], t.nodes["it2"]}) n->wait_eof = true;
+  t.nodes["it1"]->script = {Exit(0, 0), Exit(1, 0)};
+  t.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
+  CHECK(t.Run({"-i", dir + "/in-%j.txt", "cat"}) == 0);
+  INFO(t.cmd.err);
+  for (auto* n : {t.nodes["it1"], t.nodes["it2"]}) {
+    std::string data;
+    for (const auto& in : n->inputs) data += in.data() + (in.eof() ? "<EOF>" : "");
+    CHECK(data == "from the file\n<EOF>");
+    CHECK(n->runs.back().task_input().size() == 2);
+  }
+  CHECK(t.nodes["it2"]->runs.back().task_input().at(3) == "-");
+  TrunRun per_node;  // %N: opened on each node
+  per_node.Run({"-i", dir + "/in-%N.txt", "true"});
+  CHECK(per_node.nodes["it2"]->runs.back().task_input().at(2) == dir + "/in-it2.txt");
+  CHECK(per_node.nodes["it2"]->inputs.empty());
+  TrunRun dash;  // "-" is all, as srun
+  dash.stdin_data = "x\n";
+  dash.nodes["it1"]->wait_eof = dash.nodes["it2"]->wait_eof = true;
+  dash.Run({"-i", "-", "true"});
+  CHECK(dash.nodes["it1"]->runs.back().task_input().at(0) == "-");
 }
 
 // Issue 19 (h19 s7): --gpus-per-task binds each task to its own GPUs (srun's implied
