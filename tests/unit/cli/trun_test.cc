@@ -14,11 +14,13 @@
 #include "cli/lib/rank_output.h"
 #include "cli/lib/trun.h"
 #include "fake_controller.h"
+#include "trun_fakes.h"
 
 namespace tessera::cli {
 namespace {
 
 using testing::CommandRun;
+using namespace trun_fakes;
 namespace v1 = tessera::v1;
 
 TEST_CASE("RankOutput writes whole lines per rank, with srun's labels", "[trun]") {
@@ -40,186 +42,6 @@ TEST_CASE("RankOutput writes whole lines per rank, with srun's labels", "[trun]"
 }
 
 // A node that replays canned output, records what it was asked, and can block until cancelled.
-class FakeNode final : public StepAgentApi {
- public:
-  std::string name;
-  std::vector<v1::TaskOutput> script;  // replayed by RunTasks
-  bool block_until_cancel = false;
-  Status result;
-  std::vector<v1::RunTasksRequest> runs;
-  std::vector<v1::SignalTasksRequest> signals;
-  bool cancelled = false;
-  // Issue 19 (h19 s7): what trun sent on its input streams; RunTasks waits for an EOF there.
-  std::vector<v1::StepInput> inputs;
-  bool wait_eof = false;
-
-  std::string Target() const override { return name; }
-  Status RunTasks(const v1::RunTasksRequest& req, const OnOutput& on_output) override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      runs.push_back(req);
-    }
-    if (wait_eof) {
-      std::unique_lock<std::mutex> l(mu_);
-      cv_.wait_for(l, std::chrono::seconds(5), [&] {
-        for (const auto& in : inputs)
-          if (in.eof()) return true;
-        return false;
-      });
-    }
-    for (const auto& m : script) on_output(m);
-    if (block_until_cancel) {
-      std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return cancelled; });
-      return Status(Code::kCancelled, "cancelled");
-    }
-    return result;
-  }
-  void Cancel() override {
-    std::lock_guard<std::mutex> l(mu_);
-    cancelled = true;
-    cv_.notify_all();
-  }
-  Status SignalTasks(const v1::SignalTasksRequest& req) override {
-    std::lock_guard<std::mutex> l(mu_);
-    signals.push_back(req);
-    return Status::Ok();
-  }
-  Result<std::unique_ptr<StepInputStream>> OpenInput() override {
-    struct Stream final : StepInputStream {
-      FakeNode* n;
-      explicit Stream(FakeNode* f) : n(f) {}
-      bool Write(const v1::StepInput& in) override {
-        std::lock_guard<std::mutex> l(n->mu_);
-        n->inputs.push_back(in);
-        n->cv_.notify_all();
-        return true;
-      }
-      Status Close() override { return Status::Ok(); }
-    };
-    return std::unique_ptr<StepInputStream>(new Stream(this));
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-};
-
-v1::TaskOutput Data(uint32_t rank, const std::string& text, uint32_t stream = 1) {
-  v1::TaskOutput m;
-  m.mutable_data()->set_rank(rank);
-  m.mutable_data()->set_stream(stream);
-  m.mutable_data()->set_data(text);
-  return m;
-}
-
-v1::TaskOutput Exit(uint32_t rank, int code, int sig = 0) {
-  v1::TaskOutput m;
-  m.mutable_exit()->set_rank(rank);
-  m.mutable_exit()->set_exit_code(code);
-  m.mutable_exit()->set_exit_signal(sig);
-  return m;
-}
-
-// trun's stdin: `data` then its end, or /dev/null.
-class FakeStdin final : public Terminal {
- public:
-  explicit FakeStdin(std::optional<std::string> data) : data_(std::move(data)) {}
-  bool IsTerminal() override { return false; }
-  bool Size(uint32_t*, uint32_t*) override { return false; }
-  void MakeRaw() override {}
-  void Restore() override {}
-  bool IsNull() override { return !data_; }
-  std::string Read(int, bool* eof) override {
-    std::string d = data_.value_or("");
-    data_ = "";
-    *eof = d.empty();
-    return d;
-  }
-
- private:
-  std::optional<std::string> data_;
-};
-
-struct TrunRun {
-  CommandRun cmd;
-  std::map<std::string, FakeNode*> nodes;  // owned by the hooks' callers after connect
-  std::vector<std::unique_ptr<FakeNode>> owned;
-  std::function<void(int)> signal_handler;
-  int64_t mono = 0;
-
-  TrunRun() {
-    cmd.env["SLURM_JOB_ID"] = "42";
-    cmd.env["PATH"] = "/usr/bin";
-    v1::CreateStepResponse step;
-    step.set_step_id(3);
-    step.set_ntasks(4);
-    step.set_nodelist("it[1-2]");
-    for (int i = 0; i < 2; ++i) {
-      auto* n = step.add_nodes();
-      n->set_node("it" + std::to_string(i + 1));
-      n->set_address("127.0.0.1");
-      n->set_port(7000 + i);
-      n->add_ranks(2 * i);
-      n->add_ranks(2 * i + 1);
-      owned.push_back(std::make_unique<FakeNode>());
-      owned.back()->name = n->node();
-      nodes[n->node()] = owned.back().get();
-    }
-    cmd.ctld.CreateStep_result = step;
-  }
-
-  int Run(std::vector<std::string> args) {
-    static TrunRun* self;
-    self = this;
-    return cmd.Run(
-        [](CommandContext& ctx) {
-          TrunHooks hooks;
-          hooks.connect_node = [](const pb::StepNode& n) -> Result<std::unique_ptr<StepAgentApi>> {
-            FakeNode* f = self->nodes.at(n.node());
-            self->owned_by_trun.push_back(f);
-            return std::unique_ptr<StepAgentApi>(new Borrowed(f));
-          };
-          hooks.watch_signals = [](std::function<void(int)> h) -> std::function<void()> {
-            self->signal_handler = std::move(h);
-            if (self->on_watch) self->on_watch();
-            return [] {  // as the real watcher: no handler runs after this returns
-              if (self->sender.joinable()) self->sender.join();
-            };
-          };
-          hooks.mono_ms = [] { return self->mono; };
-          hooks.terminal = [] {
-            return std::unique_ptr<Terminal>(new FakeStdin(self->stdin_data));
-          };
-          hooks.sleep_ms = [](int64_t) {
-            if (self->on_sleep) self->on_sleep();
-          };
-          return RunTrunWith(ctx, hooks);
-        },
-        std::move(args));
-  }
-  std::optional<std::string> stdin_data;  // trun's stdin; unset: /dev/null
-  std::function<void()> on_watch;
-  std::function<void()> on_sleep;  // trun waits between CreateStep retries (GPUs busy)
-  std::thread sender;  // a test's signal sender, joined when trun stops watching
-  std::vector<FakeNode*> owned_by_trun;
-
-  // Forwards to a FakeNode that the test keeps.
-  class Borrowed final : public StepAgentApi {
-   public:
-    explicit Borrowed(FakeNode* f) : f_(f) {}
-    std::string Target() const override { return f_->Target(); }
-    Status RunTasks(const v1::RunTasksRequest& r, const OnOutput& o) override {
-      return f_->RunTasks(r, o);
-    }
-    void Cancel() override { f_->Cancel(); }
-    Status SignalTasks(const v1::SignalTasksRequest& r) override { return f_->SignalTasks(r); }
-    Result<std::unique_ptr<StepInputStream>> OpenInput() override { return f_->OpenInput(); }
-
-   private:
-    FakeNode* f_;
-  };
-};
 
 TEST_CASE("trun creates a step, runs it on every node and labels the output", "[trun]") {
   TrunRun t;
@@ -404,6 +226,7 @@ namespace tessera::cli {
 namespace {
 
 using testing::CommandRun;
+using namespace trun_fakes;
 namespace v1 = tessera::v1;
 
 TEST_CASE("trun outside a job obtains an allocation, runs the step in it and releases it",
@@ -510,140 +333,6 @@ TEST_CASE("trun reads srun's input variables and refuses what it cannot do", "[t
   REQUIRE(a.cmd.ctld.CreateStep_calls.size() == 1);
   CHECK(a.cmd.ctld.CreateStep_calls[0].nodes() == 1);  // -w it1 -x it2: the first node
   CHECK(a.cmd.err.find("unrecognized") == std::string::npos);
-}
-
-// Issue 19 (h19 s7): srun's stdin goes to the tasks (-i all by default, -i N to one).
-TEST_CASE("trun forwards its stdin to every task, or with -i N to task N only", "[trun][issue19]") {
-  auto sent = [](FakeNode* n) {
-    std::string data;
-    bool eof = false;
-    for (const auto& in : n->inputs) {
-      CHECK(in.job_id() == 42);
-      CHECK(in.step_id() == 3);
-      data += in.data();
-      eof = eof || in.eof();
-    }
-    return data + (eof ? "<EOF>" : "");
-  };
-  TrunRun t;
-  t.stdin_data = "hi\n";
-  for (auto* n : {t.nodes["it1"], t.nodes["it2"]}) n->wait_eof = true;
-  t.nodes["it1"]->script = {Exit(0, 0), Exit(1, 0)};
-  t.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
-  CHECK(t.Run({"cat"}) == 0);
-  INFO(t.cmd.err);
-  CHECK(sent(t.nodes["it1"]) == "hi\n<EOF>");
-  CHECK(sent(t.nodes["it2"]) == "hi\n<EOF>");
-  const auto& in2 = t.nodes["it2"]->runs.back().task_input();
-  CHECK(in2.size() == 2);
-  CHECK(in2.at(2) == "-");  // a pipe fed by SendInput
-  CHECK(in2.at(3) == "-");
-
-  TrunRun one;  // -i 3: only it2 runs task 3
-  one.stdin_data = "only three\n";
-  one.nodes["it2"]->wait_eof = true;
-  one.nodes["it1"]->script = {Exit(0, 0), Exit(1, 0)};
-  one.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
-  CHECK(one.Run({"-i", "3", "cat"}) == 0);
-  CHECK(one.nodes["it1"]->inputs.empty());
-  CHECK(one.nodes["it1"]->runs.back().task_input().empty());
-  CHECK(sent(one.nodes["it2"]) == "only three\n<EOF>");
-  CHECK(one.nodes["it2"]->runs.back().task_input().size() == 1);
-  CHECK(one.nodes["it2"]->runs.back().task_input().at(3) == "-");
-
-  for (std::vector<std::string> args : {std::vector<std::string>{"-i", "none", "cat"},
-                                        std::vector<std::string>{"cat"}}) {
-    TrunRun quiet;  // -i none, or stdin /dev/null (a batch script's): nothing forwarded
-    if (args.size() == 3) quiet.stdin_data = "unread\n";
-    quiet.Run(args);
-    CHECK(quiet.nodes["it1"]->inputs.empty());
-    CHECK(quiet.nodes["it1"]->runs.back().task_input().empty());
-  }
-  TrunRun bad;  // srun: a number that is no task of the step names a file, here missing
-  bad.stdin_data = "x";
-  CHECK(bad.Run({"--input=4", "cat"}) == 1);
-  CHECK(bad.cmd.err.find("Could not open stdin file /home/alice/work/4: No such file") !=
-        std::string::npos);
-  CHECK(bad.nodes["it1"]->runs.empty());
-  REQUIRE(bad.cmd.ctld.CompleteStep_calls.size() == 1);
-  CHECK(bad.cmd.ctld.CompleteStep_calls[0].state() == v1::FAILED);
-  CHECK(bad.Run({"-o", "9", "true"}) == 1);  // the same for -o/-e
-  CHECK(bad.cmd.err.find("cannot open /home/alice/work/9 for task 0's output") !=
-        std::string::npos);
-}
-
-// Issue 19 (h19 s7): -i FILE without %t %n %N %u is read by trun and broadcast, as srun does on
-// its host; with them each task opens its own file on its node.
-TEST_CASE("trun -i FILE reads the file itself and sends it to every task", "[trun][issue19]") {
-  char tmpl[] = "/tmp/trun-in-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
-  std::ofstream(dir + "/in-42.txt") << "from the file\n";
-  TrunRun t;
-  t.stdin_data = "not this\n";
-  for (auto* n : {t.nodes["it1"], t.nodes["it2"]}) n->wait_eof = true;
-  t.nodes["it1"]->script = {Exit(0, 0), Exit(1, 0)};
-  t.nodes["it2"]->script = {Exit(2, 0), Exit(3, 0)};
-  CHECK(t.Run({"-i", dir + "/in-%j.txt", "cat"}) == 0);
-  INFO(t.cmd.err);
-  for (auto* n : {t.nodes["it1"], t.nodes["it2"]}) {
-    std::string data;
-    for (const auto& in : n->inputs) data += in.data() + (in.eof() ? "<EOF>" : "");
-    CHECK(data == "from the file\n<EOF>");
-    CHECK(n->runs.back().task_input().size() == 2);
-  }
-  CHECK(t.nodes["it2"]->runs.back().task_input().at(3) == "-");
-  TrunRun per_node;  // %N: opened on each node
-  per_node.Run({"-i", dir + "/in-%N.txt", "true"});
-  CHECK(per_node.nodes["it2"]->runs.back().task_input().at(2) == dir + "/in-it2.txt");
-  CHECK(per_node.nodes["it2"]->inputs.empty());
-  TrunRun dash;  // "-" is all, as srun
-  dash.stdin_data = "x\n";
-  dash.nodes["it1"]->wait_eof = dash.nodes["it2"]->wait_eof = true;
-  dash.Run({"-i", "-", "true"});
-  CHECK(dash.nodes["it1"]->runs.back().task_input().at(0) == "-");
-}
-
-// Issue 19 (h19 s7): --gpus-per-task binds each task to its own GPUs (srun's implied
-// --gpu-bind=per_task:N), --gpu-bind chooses; both reach noded as TESSERA_TRUN_GPU_BIND.
-TEST_CASE("trun --gpus-per-task and --gpu-bind give noded the tasks' GPU binding",
-          "[trun][issue19]") {
-  auto bind_of = [](TrunRun& r) {
-    const auto& env = r.nodes["it1"]->runs.back().env();
-    auto it = env.find("TESSERA_TRUN_GPU_BIND");
-    return it == env.end() ? std::string("<unset>") : it->second;
-  };
-  TrunRun a;
-  a.Run({"--gpus-per-task=2", "true"});
-  CHECK(bind_of(a) == "per_task:2");
-  a.Run({"--gpus-per-task=1", "--gpu-bind=none", "true"});
-  CHECK(bind_of(a) == "none");
-  a.Run({"--gpu-bind=verbose,map_gpu:1,0", "true"});
-  CHECK(bind_of(a) == "verbose,map_gpu:1,0");
-  CHECK(a.cmd.ctld.CreateStep_calls.back().gpus_per_task() == 0);
-  a.Run({"true"});
-  CHECK(bind_of(a) == "<unset>");
-  TrunRun inherited;  // sbatch --gpus-per-task=a100:2 put SLURM_GPUS_PER_TASK into the job
-  inherited.cmd.env["SLURM_GPUS_PER_TASK"] = "a100:2";
-  inherited.cmd.env["TESSERA_TRUN_GPU_BIND"] = "mask_gpu:1";  // never taken from the caller
-  inherited.Run({"true"});
-  CHECK(inherited.cmd.ctld.CreateStep_calls.back().gpus_per_task() == 2);
-  CHECK(inherited.cmd.ctld.CreateStep_calls.back().gpu_type() == "a100");
-  CHECK(bind_of(inherited) == "per_task:2");
-  inherited.Run({"--gpus-per-node=1", "true"});  // the step's own request replaces the job's
-  CHECK(inherited.cmd.ctld.CreateStep_calls.back().gpus_per_task() == 0);
-  CHECK(inherited.cmd.ctld.CreateStep_calls.back().gpus_per_node() == 1);
-  CHECK(bind_of(inherited) == "<unset>");
-  inherited.cmd.env["SLURM_GPU_BIND"] = "single:2";  // sbatch --gpu-bind
-  inherited.Run({"true"});
-  CHECK(bind_of(inherited) == "single:2");
-  TrunRun bad;
-  CHECK(bad.Run({"--gpu-bind=per_task:0", "true"}) == 1);
-  CHECK(bad.cmd.err.find("invalid --gpu-bind value \"per_task:0\"") != std::string::npos);
-  bad.cmd.env["SLURM_GPU_BIND"] = "sometimes";
-  CHECK(bad.Run({"true"}) == 1);
-  CHECK(bad.cmd.err.find("from the environment: invalid --gpu-bind value \"sometimes\"") !=
-        std::string::npos);
-  CHECK(bad.cmd.ctld.CreateStep_calls.empty());
 }
 
 }  // namespace
