@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/file_io.h"
+#include "common/gpu_bind.h"
 #include "noded/job_isolation.h"
 #include "noded/task_env.h"
 #include "rpc/grpc_util.h"
@@ -101,6 +102,12 @@ Result<TaskPlan> StepService::MakePlan(const v1::RunTasksRequest& req, const v1:
     return InvalidArgument("RunTasks for step " + StepName(req.job_id(), req.step_id()) +
                            ": unknown MPI type \"" + req.mpi() + "\" (pmi2 or none)");
   }
+  if (auto b = req.env().find(kTrunGpuBindEnv); b != req.env().end()) {  // issue 19 (h19 s7)
+    auto bind = ParseGpuBind(b->second);
+    if (!bind.ok())
+      return InvalidArgument("RunTasks for step " + StepName(req.job_id(), req.step_id()) + ": " +
+                             bind.status().message());
+  }
   NodeFacts node;
   node.node_name = opts_.node_name;
   node.gpu_uuids = opts_.gpu_uuids;
@@ -118,7 +125,9 @@ Result<TaskPlan> StepService::MakePlan(const v1::RunTasksRequest& req, const v1:
     t.rank = g.ranks(i);
     t.env = EnvToStrings(BuildTaskEnv(req, g, static_cast<uint32_t>(i), node));
     auto in = req.task_input().find(t.rank);  // trun -i (issue 19)
-    if (in != req.task_input().end()) {
+    if (in != req.task_input().end() && in->second == kForwardedStdin) {
+      t.forward_stdin = true;  // h19 s7: -i all|N, fed by SendInput
+    } else if (in != req.task_input().end()) {
       if (in->second.empty() || in->second[0] != '/')
         return InvalidArgument("RunTasks for step " + StepName(req.job_id(), req.step_id()) +
                                ": the input file of task " + std::to_string(t.rank) +
@@ -254,13 +263,22 @@ grpc::Status StepService::SendInput(grpc::ServerContext* ctx,
     if (in.job_id() != key.first || in.step_id() != key.second)
       return rpc::ToGrpc(InvalidArgument("SendInput for step " + step + " got a message for step " +
                                          StepName(in.job_id(), in.step_id())));
-    std::lock_guard<std::mutex> lock(mu_);  // the set lives while it is in running_
-    auto it = running_.find(key);
-    if (it == running_.end())
-      return rpc::ToGrpc(FailedPrecondition("step " + step + " has ended on node " + opts_.node_name));
-    if (Status st = it->second->Input(in); !st.ok())
-      return rpc::ToGrpc(Status(st.code(), "node " + opts_.node_name + ": step " + step + ": " +
-                                               st.message()));
+    for (;;) {  // UNAVAILABLE: a task does not read its stdin yet; trun waits meanwhile
+      Status st;
+      {
+        std::lock_guard<std::mutex> lock(mu_);  // the set lives while it is in running_
+        auto it = running_.find(key);
+        if (it == running_.end())
+          return rpc::ToGrpc(
+              FailedPrecondition("step " + step + " has ended on node " + opts_.node_name));
+        st = it->second->Input(in);
+      }
+      if (st.ok()) break;
+      if (st.code() != Code::kUnavailable || ctx->IsCancelled())
+        return rpc::ToGrpc(Status(st.code(), "node " + opts_.node_name + ": step " + step + ": " +
+                                                 st.message()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   } while (reader->Read(&in));
   return grpc::Status::OK;
 }

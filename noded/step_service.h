@@ -52,6 +52,11 @@ struct StepServiceOptions {
   MpsServers* mps = nullptr;            // MPS daemons of mps steps (null: steps get no MPS)
 };
 
+// RunTasksRequest.task_input's value for a task whose stdin is trun's (issue 19, h19 s7: srun
+// -i all | -i TASKID): a pipe fed by SendInput (TaskPlan::Task::forward_stdin). Any other value
+// is a file (an absolute path). trun's twin: cli/lib/trun_stdin.h kForwardedInput.
+inline constexpr char kForwardedStdin[] = "-";
+
 class StepService final : public tessera::v1::StepAgent::Service {
  public:
   using LogFn = std::function<void(const std::string&)>;
@@ -71,9 +76,11 @@ class StepService final : public tessera::v1::StepAgent::Service {
   // running here: NOT_FOUND.
   grpc::Status AttachTasks(grpc::ServerContext* ctx, const tessera::v1::AttachTasksRequest* req,
                            grpc::ServerWriter<tessera::v1::TaskOutput>* writer) override;
-  // Issue 19 (h19 s6, --pty / --mpi=pmi2): trun's input for a step running here (TaskSet::Input
-  // for each message). The first message names the step; its RunTasks may trail by up to
-  // grant_wait. Every message must name the same step (INVALID_ARGUMENT). The step's user or root.
+  // Issue 19 (h19 s6, --pty / --mpi=pmi2; h19 s7, -i all|N): trun's input for a step running
+  // here (TaskSet::Input for each message; a message a task is not ready to take is retried
+  // every 20 ms, which holds trun back). The first message names the step; its RunTasks may
+  // trail by up to grant_wait. Every message must name the same step (INVALID_ARGUMENT). The
+  // step's user or root.
   grpc::Status SendInput(grpc::ServerContext* ctx,
                          grpc::ServerReader<tessera::v1::StepInput>* reader,
                          tessera::v1::SendInputResponse* resp) override;

@@ -1,5 +1,9 @@
 #include "noded/task_env.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "common/gpu_bind.h"
 #include "common/hostlist.h"
 
 namespace tessera::noded {
@@ -24,6 +28,7 @@ EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::
                     uint32_t local_index, const NodeFacts& node) {
   const std::string& node_name = node.node_name;
   EnvMap env(req.env().begin(), req.env().end());
+  env.erase(kTrunGpuBindEnv);  // trun's word to noded, not the task's
   uint32_t rank = grant.ranks(static_cast<int>(local_index));
   EnvMap slurm;
   slurm["PROCID"] = std::to_string(rank);
@@ -74,7 +79,30 @@ EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::
       for (uint32_t g : grant.step_gpu_indices()) step.add_gpu_indices(g);
       for (const auto& u : grant.step_mig_uuids()) step.add_mig_uuids(u);
     }
+    // Issue 19 (h19 s7): --gpu-bind / --gpus-per-task: this task's part of the step's GPUs.
+    size_t step_gpus = static_cast<size_t>(step.gpu_indices_size() + step.mig_uuids_size());
+    bool bound = false;
+    auto bind_it = req.env().find(kTrunGpuBindEnv);
+    if (bind_it != req.env().end() && step_gpus > 0) {
+      auto bind = ParseGpuBind(bind_it->second);
+      if (bind.ok()) {
+        std::vector<uint32_t> idx(step.gpu_indices().begin(), step.gpu_indices().end());
+        std::sort(idx.begin(), idx.end());
+        std::vector<std::string> migs(step.mig_uuids().begin(), step.mig_uuids().end());
+        auto pos = TaskGpuPositions(*bind, step_gpus, local_index,
+                                    static_cast<uint32_t>(grant.ranks_size()));
+        bound = pos.size() < step_gpus;
+        step.clear_gpu_indices();
+        step.clear_mig_uuids();
+        for (size_t p : pos) {
+          if (p < idx.size()) step.add_gpu_indices(idx[p]);
+          else step.add_mig_uuids(migs[p - idx.size()]);
+        }
+      }
+    }
     SetNodeGpuEnv(&step, node.gpu_uuids, node.hcas, env, nullptr, true);
+    if (bound)  // Slurm: SLURM_GPUS_ON_NODE stays the step's count on the node
+      env["SLURM_GPUS_ON_NODE"] = env["TESSERA_GPUS_ON_NODE"] = std::to_string(step_gpus);
     SetRoceEnv(node.netdevs, env, true);
     env.erase("CUDA_MPS_PIPE_DIRECTORY");  // the batch node's, inherited through trun
     env.erase("CUDA_MPS_LOG_DIRECTORY");
@@ -84,7 +112,7 @@ EnvMap BuildTaskEnv(const tessera::v1::RunTasksRequest& req, const tessera::v1::
     env.erase("TESSERA_STEP_GPUS");
     if (env.count("SLURM_JOB_GPUS"))
       env["SLURM_STEP_GPUS"] = env["TESSERA_STEP_GPUS"] = env["SLURM_JOB_GPUS"];
-    if (grant.step_gpus_set() && !job_gpus.empty())
+    if ((grant.step_gpus_set() || bound) && !job_gpus.empty())
       env["SLURM_JOB_GPUS"] = env["TESSERA_JOB_GPUS"] = job_gpus;
   }
   return env;

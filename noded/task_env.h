@@ -23,6 +23,12 @@
 // A step that asked GPUs (grant.step_gpus_set, trun --gpus...) gets only its own: the devices
 // variables and SLURM_STEP_GPUS list grant.step_gpu_indices / step_mig_uuids, SLURM_JOB_GPUS
 // stays the job's GPU indices here.
+// Issue 19 (h19 s7, srun --gpu-bind, --gpus-per-task): when the request's env has
+// kTrunGpuBindEnv (common/gpu_bind.h: trun's effective binding; the key is not passed to the
+// task), the task's devices variables and SLURM_STEP_GPUS list only its part of the step's GPUs
+// here (TaskGpuPositions over the step's GPUs in index order, then its MIG slices, by
+// local_index among grant.ranks); SLURM_GPUS_ON_NODE stays the step's count and SLURM_JOB_GPUS
+// the job's, as in Slurm. A value that does not parse binds nothing (RunTasks refuses it first).
 #include <cstdint>
 #include <string>
 

@@ -65,6 +65,7 @@ struct ChildArgs {
   char** argv;
   char** envp;
   const char* input = nullptr;  // trun -i: opened after the switch to the user
+  int stdin_r = -1;             // -i all|N: the read end of its stdin pipe
   int pty_slave = -1;           // --pty: the terminal's slave side (stdin, stdout, stderr)
   int pmi = -1;                 // --mpi=pmi2: the task's end of its PMI socket (becomes fd 3)
 };
@@ -95,7 +96,7 @@ void CloseAllBut(int x, int y) {
     for (int fd = 0; fd < 3; ++fd) ::dup2(a.pty_slave, fd);
   } else {
     ::setpgid(0, 0);
-    ::dup2(a.devnull, 0);
+    ::dup2(a.stdin_r >= 0 ? a.stdin_r : a.devnull, 0);
     ::dup2(a.out, 1);
     ::dup2(a.err, 2);
   }
@@ -252,12 +253,19 @@ Status TaskSet::StartOne(size_t i, int devnull) {
     return Internal(std::string("pipe: ") + std::strerror(errno));
   }
   if (plan_.cgroup && ::pipe2(gate, O_CLOEXEC) != 0) gate[0] = gate[1] = -1;
+  int in[2] = {-1, -1};  // -i all|N: [0] the task's stdin, [1] ours (issue 19, h19 s7)
+  if (plan_.tasks[i].forward_stdin && !on_pty && ::pipe2(in, O_CLOEXEC) != 0) {
+    int e = errno;
+    for (int fd : {out[0], out[1], err[0], err[1], gate[0], gate[1]})
+      if (fd >= 0) ::close(fd);
+    return Internal(std::string("pipe: ") + std::strerror(e));
+  }
   int pmi[2] = {-1, -1};  // --mpi=pmi2: [0] ours, [1] the task's
   std::vector<std::string> env_s = plan_.tasks[i].env;
   if (plan_.pmi) {
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pmi) != 0) {
       int e = errno;
-      for (int fd : {out[0], out[1], err[0], err[1], gate[0], gate[1]})
+      for (int fd : {out[0], out[1], err[0], err[1], gate[0], gate[1], in[0], in[1]})
         if (fd >= 0) ::close(fd);
       return Internal(std::string("socketpair: ") + std::strerror(e));
     }
@@ -273,9 +281,13 @@ Status TaskSet::StartOne(size_t i, int devnull) {
   if (!plan_.tasks[i].input.empty()) a.input = plan_.tasks[i].input.c_str();
   if (on_pty) a.pty_slave = out[1];
   a.pmi = pmi[1];
+  a.stdin_r = in[0];
   pid_t pid = ::fork();
   if (pid == 0) ExecTask(a);
   int fork_errno = errno;
+  if (in[0] >= 0) ::close(in[0]);
+  if (in[1] >= 0 && pid < 0) ::close(in[1]);
+  if (in[1] >= 0 && pid > 0) stdin_.Add(p.rank, in[1]);
   if (pmi[1] >= 0) ::close(pmi[1]);
   if (pid < 0 && pmi[0] >= 0) ::close(pmi[0]), pmi[0] = -1;
   ::close(out[1]);
@@ -335,8 +347,12 @@ Status TaskSet::Input(const v1::StepInput& in) {
         if (p.rank == rank && p.pmi >= 0) WriteAll(p.pmi, bytes);
   }
   if (in.data().empty() && !in.eof() && in.rows() == 0) return Status::Ok();
+  if (!stdin_.empty())  // -i all|N (h19 s7): trun's stdin for the tasks' pipes
+    return in.data().empty() && !in.eof() ? Status::Ok() : stdin_.Push(in.data(), in.eof());
   std::lock_guard<std::mutex> lock(pty_mu_);
-  if (pty_in_ < 0) return FailedPrecondition("the step has no terminal (--pty) on this node");
+  if (pty_in_ < 0)
+    return FailedPrecondition("the step has no terminal (--pty) and no task reading trun's "
+                              "stdin on this node");
   if (in.rows() > 0 && in.cols() > 0) {
     winsize ws{};
     ws.ws_row = static_cast<unsigned short>(std::min<uint32_t>(in.rows(), 0xffff));
@@ -407,6 +423,7 @@ void TaskSet::Reap(int64_t now) {
     FoldEndedIo(p.pid, &p.usage);  // its /proc/<pid>/io before it goes (disk figures)
     if (::wait4(p.pid, &p.status, WNOHANG, &p.ru) != p.pid) continue;
     ::kill(-p.pid, SIGKILL);  // what the task left behind in its process group
+    stdin_.Drop(p.rank);      // its stdin: nobody reads it any more
     p.reaped = true;
     p.reaped_ms = now;
   }
@@ -455,6 +472,7 @@ void TaskSet::Run(const Emit& emit, const std::function<bool()>& cancelled) {
       if (p.pmi >= 0) fds.push_back({p.pmi, POLLIN, 0});  // only this thread changes it
     }
     if (all_done) {
+      stdin_.CloseAll();
       {
         std::lock_guard<std::mutex> lock(attached_mu_);
         finished_ = true;
@@ -462,7 +480,9 @@ void TaskSet::Run(const Emit& emit, const std::function<bool()>& cancelled) {
       }
       return FinishUsage(emit);
     }
+    stdin_.PollFds(&fds);  // -i all|N: pipes with input still to write
     ::poll(fds.data(), fds.size(), 100);
+    stdin_.Flush();
     for (auto& p : procs_) {
       for (auto& f : fds) {
         if (!(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;

@@ -7,7 +7,8 @@
 // cgroup before exec when `cgroup` is set (noded moves it while it waits on a gate pipe; it first
 // closes every descriptor it inherited but its own, so that tasks started at once by other
 // threads never wait on each other's gates);
-// stdin /dev/null; stdout and stderr are pipes read by Run; chdir(cwd); execvp of argv with the
+// stdin /dev/null (a file with trun -i FILE; a pipe fed by Input() for forward_stdin tasks,
+// task_stdin.h); stdout and stderr are pipes read by Run; chdir(cwd); execvp of argv with the
 // task's own environment (PATH from it). An exec failure prints
 // "tessera-noded: error: execve(): <prog>: <reason>" on the task's stderr and exits 127
 // (not found) or 126. The child only makes async-signal-safe calls between fork and exec
@@ -34,6 +35,7 @@
 #include "common/status.h"
 #include "noded/cgroup.h"
 #include "noded/pmi2.h"
+#include "noded/task_stdin.h"
 #include "noded/task_usage.h"
 #include "tessera/v1/step.pb.h"
 
@@ -44,6 +46,7 @@ struct TaskPlan {
     uint32_t rank = 0;
     std::vector<std::string> env;  // "KEY=VALUE"
     std::string input;             // issue 19 (trun -i): stdin file, opened as the user; "" = /dev/null
+    bool forward_stdin = false;    // issue 19 (h19 s7, -i all|N): a pipe fed by Input()
   };
   uid_t uid = 0;
   gid_t gid = 0;
@@ -93,9 +96,10 @@ class TaskSet {
   // Thread-safe: signal to every live task's process group.
   void Signal(int sig);
   // Thread-safe (issue 19, --pty, --mpi=pmi2): terminal input for rank 0's pty (bytes, EOF as
-  // the terminal's VEOF character, a new window size; FAILED_PRECONDITION without a pty here),
-  // and a PMI-2 fence's result (FAILED_PRECONDITION without PMI). A message naming only the
-  // step is fine.
+  // the terminal's VEOF character, a new window size), or trun's stdin for the forward_stdin
+  // tasks (bytes, EOF closes their pipes; UNAVAILABLE while one does not read: retry later);
+  // FAILED_PRECONDITION with neither here. A PMI-2 fence's result (FAILED_PRECONDITION without
+  // PMI). A message naming only the step is fine.
   Status Input(const tessera::v1::StepInput& in);
   // Thread-safe: asks Run to stop the tasks (SIGTERM, kill_wait, SIGKILL).
   void Cancel() { cancel_ = true; }
@@ -162,6 +166,7 @@ class TaskSet {
   bool receiver_gone_ = false;
   std::mutex pty_mu_;
   int pty_in_ = -1;  // a dup of rank 0's pty master for Input(); -1 without a pty
+  TaskStdin stdin_;  // issue 19 (h19 s7): the forward_stdin tasks' pipes
   std::mutex pmi_mu_;  // guards pmi_ and every Proc::pmi
   std::unique_ptr<Pmi2Server> pmi_;
 };

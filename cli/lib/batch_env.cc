@@ -23,6 +23,7 @@ void SetBatchOptionEnv(const BatchOptions& o, tessera::v1::JobSpec* spec) {
   if (o.gpus_total) set("SLURM_GPUS", Gpus(*o.gpus_total));
   if (o.gpus_per_node) set("SLURM_GPUS_PER_NODE", Gpus(*o.gpus_per_node));
   if (o.gpus_per_task) set("SLURM_GPUS_PER_TASK", Gpus(*o.gpus_per_task));
+  if (o.gpu_bind) set("SLURM_GPU_BIND", *o.gpu_bind);  // srun reads it back (h19 s7)
   if (o.cpus_per_gpu) set("SLURM_CPUS_PER_GPU", std::to_string(*o.cpus_per_gpu));
   if (o.ntasks_per_gpu) set("SLURM_NTASKS_PER_GPU", std::to_string(*o.ntasks_per_gpu));
   if (o.dependency && !o.dependency->empty()) set("SLURM_JOB_DEPENDENCY", *o.dependency);

@@ -6,6 +6,7 @@
 #include "cli/lib/text_util.h"
 #include "cli/lib/time_spec.h"
 #include "common/duration.h"
+#include "common/gpu_bind.h"
 #include "common/input_limits.h"
 
 namespace tessera::cli {
@@ -124,6 +125,12 @@ Status ApplyStructured(const ParsedOption& opt, BatchOptions& out) {
       auto sw = ParseSwitches(v);
       if (!sw.ok()) return BadValue(opt, sw.status().message());
       out.switches = *sw;
+      return Status::Ok();
+    }
+    case kOptGpuBind: {  // issue 19 (h19 s7): the job's steps bind their tasks so
+      auto b = ParseGpuBind(v);
+      if (!b.ok()) return b.status();  // names --gpu-bind and the value
+      out.gpu_bind = v;
       return Status::Ok();
     }
     case kOptOpenMode:
@@ -247,7 +254,7 @@ const std::vector<std::tuple<std::string, char, ArgKind>>& IgnoredOptions() {
       {"tmp", 0, K::kRequired},            {"kill-on-invalid-dep", 0, K::kRequired},
       {"distribution", 'm', K::kRequired}, {"mcs-label", 0, K::kRequired},
       {"profile", 0, K::kRequired},        {"acctg-freq", 0, K::kRequired},
-      {"propagate", 0, K::kOptional},      {"gpu-bind", 0, K::kRequired},
+      {"propagate", 0, K::kOptional},
       {"gpu-freq", 0, K::kRequired},       {"cpu-freq", 0, K::kRequired},
       {"mem-bind", 0, K::kRequired},       {"spread-job", 0, K::kNone},
       {"use-min-nodes", 0, K::kNone},      {"oversubscribe", 's', K::kNone},
@@ -315,6 +322,7 @@ const std::vector<OptionSpec>& BatchOptionSpecs() {
         {"open-mode", 0, K::kRequired, kOptOpenMode},
         {"switches", 0, K::kRequired, kOptSwitches},
         {"segment", 0, K::kRequired, kOptSegment},
+        {"gpu-bind", 0, K::kRequired, kOptGpuBind},
         {"uid", 0, K::kRequired, kOptUid},
         {"gpu-mem", 0, K::kRequired, kOptGpuMem},        // Tessera-only
         {"task-group", 0, K::kRequired, kOptTaskGroup},  // Tessera-only
@@ -491,7 +499,7 @@ Result<BatchOptions> BatchOptionsFromEnv(const std::map<std::string, std::string
       {"SBATCH_SIGNAL", "signal"},         {"SBATCH_OPEN_MODE", "open-mode"},
       // issue 19: the rest of sbatch's INPUT ENVIRONMENT VARIABLES that map to options here
       {"SBATCH_OUTPUT", "output"}, {"SBATCH_ERROR", "error"}, {"SBATCH_INPUT", "input"},
-      {"SBATCH_NO_KILL", "no-kill"},
+      {"SBATCH_NO_KILL", "no-kill"}, {"SBATCH_GPU_BIND", "gpu-bind"},
   };
   BatchOptions out;
   for (const auto& [var, opt_name] : kVars) {
@@ -523,6 +531,7 @@ void MergeBatchOptions(const BatchOptions& over, BatchOptions& base) {
   TESSERA_MERGE(hold); TESSERA_MERGE(requeue); TESSERA_MERGE(nice);
   TESSERA_MERGE(input); TESSERA_MERGE(export_file); TESSERA_MERGE(array);
   TESSERA_MERGE(reservation); TESSERA_MERGE(open_mode); TESSERA_MERGE(uid);
+  TESSERA_MERGE(gpu_bind);
   TESSERA_MERGE(cpus_per_gpu); TESSERA_MERGE(ntasks_per_gpu); TESSERA_MERGE(priority);
   TESSERA_MERGE(time_min_s); TESSERA_MERGE(deadline); TESSERA_MERGE(gpus_per_task);
   TESSERA_MERGE(signal); TESSERA_MERGE(switches); TESSERA_MERGE(gpu_min_mem_mib);

@@ -36,7 +36,8 @@ struct GresShares {
 struct BatchOptions {
   std::optional<std::string> job_name, partition, output, error, input, chdir, export_spec,
       export_file, account, qos, constraint, nodelist, exclude, comment, dependency, wrap, array,
-      reservation, open_mode, uid;
+      reservation, open_mode, uid,
+      gpu_bind;  // --gpu-bind (issue 19, h19 s7): SLURM_GPU_BIND for the job's steps
   std::optional<uint32_t> nodes_min, nodes_max, ntasks, ntasks_per_node, cpus_per_task,
       cpus_per_gpu, ntasks_per_gpu, priority, segment;  // segment: --segment=N (issue 15)
   std::optional<uint64_t> mem_mib, mem_per_cpu_mib, mem_per_gpu_mib;  // one excludes the others
@@ -67,7 +68,7 @@ enum BatchOpt : int {
   kOptQuiet, kOptVerbose, kOptInput, kOptExportFile, kOptArray, kOptReservation, kOptOpenMode,
   kOptUid, kOptCpusPerGpu, kOptNtasksPerGpu, kOptPriority, kOptMemPerGpu, kOptTimeMin,
   kOptDeadline, kOptGpusPerTask, kOptSignal, kOptSwitches, kOptGpuMem, kOptTaskGroup, kOptWait,
-  kOptNoKill, kOptSegment,
+  kOptNoKill, kOptSegment, kOptGpuBind,
   kOptIgnored = 100,  // accepted, not acted on: warning
 };
 

@@ -64,6 +64,8 @@ Resources:
                               MPS server) or shard[:TYPE]:N (time-sliced replicas of one GPU)
       --gpus-per-node=[TYPE:]N  GPUs per node
       --gpus-per-task=[TYPE:]N  GPUs per task
+      --gpu-bind=TYPE         the GPU binding of the job's trun steps (SLURM_GPU_BIND; see
+                              trun --help)
   -G, --gpus=[TYPE:]N         GPUs for the whole job, divided evenly among the tasks
   -C, --constraint=EXPR       required node features
   -w, --nodelist=HOSTLIST     run on these nodes
@@ -102,13 +104,14 @@ Submission:
 Accepted and ignored (one warning each): --mail-type, --mail-user, --get-user-env, --wckey,
   -L/--licenses, --hint, --ntasks-per-core, --ntasks-per-socket, --sockets-per-node,
   --cores-per-socket, --threads-per-core, -B/--extra-node-info, --tmp, --kill-on-invalid-dep,
-  -m/--distribution, --mcs-label, --profile, --acctg-freq, --propagate, --gpu-bind, --gpu-freq,
+  -m/--distribution, --mcs-label, --profile, --acctg-freq, --propagate, --gpu-freq,
   --cpu-freq, --mem-bind, --spread-job, --use-min-nodes, -s/--oversubscribe, -O/--overcommit,
   -S/--core-spec, --thread-spec, --network, --reboot, -M/--cluster, --clusters, --bb, --bbf,
   --power, --delay-boot, --container, --ignore-pbs, --gid, -K/--kill-command, -F/--nodefile,
   --mincpus, --gres-flags.
 Environment: SBATCH_ACCOUNT, SBATCH_ARRAY_INX, SBATCH_CONSTRAINT, SBATCH_CPUS_PER_GPU,
-  SBATCH_EXCLUSIVE, SBATCH_EXPORT, SBATCH_GPUS, SBATCH_GPUS_PER_NODE, SBATCH_GPUS_PER_TASK,
+  SBATCH_EXCLUSIVE, SBATCH_EXPORT, SBATCH_GPU_BIND, SBATCH_GPUS, SBATCH_GPUS_PER_NODE,
+  SBATCH_GPUS_PER_TASK,
   SBATCH_GRES, SBATCH_JOB_NAME, SBATCH_MEM_PER_CPU, SBATCH_MEM_PER_GPU, SBATCH_MEM_PER_NODE,
   SBATCH_NO_REQUEUE, SBATCH_OPEN_MODE, SBATCH_PARTITION, SBATCH_QOS, SBATCH_REQUEUE,
   SBATCH_RESERVATION, SBATCH_SIGNAL, SBATCH_TIMELIMIT;

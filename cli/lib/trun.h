@@ -5,7 +5,8 @@
 //
 // Flow: options -> job id (--jobid, else SLURM_JOB_ID) -> Controller.CreateStep -> one thread
 // per StepNode calling StepAgent.RunTasks (argv, the caller's environment and cwd) -> output per
-// rank line by line (rank_output.h) -> Controller.CompleteStep -> exit status.
+// rank line by line (rank_output.h) -> Controller.CompleteStep -> exit status. trun's stdin
+// goes to every task (or to task N with -i N; trun_stdin.h).
 // Signals: SIGINT, SIGTERM, SIGUSR1, SIGUSR2 are forwarded to every node (SignalTasks); a second
 // SIGINT within 1 s cancels the step (every RunTasks call is cancelled: noded kills the tasks).
 // --kill-on-bad-exit: the first task that ends non-zero (or by a signal) cancels the rest.
@@ -32,7 +33,7 @@ struct TrunHooks {
   std::function<int64_t()> mono_ms;
   // Sleeps `ms` between CreateStep retries while the job's GPUs are busy (empty: really sleep).
   std::function<void(int64_t ms)> sleep_ms;
-  // --pty (trun_pty.h): trun's terminal (empty: OsTerminal, stdin).
+  // --pty (trun_pty.h) and -i all|N (trun_stdin.h): trun's stdin (empty: OsTerminal, fd 0).
   std::function<std::unique_ptr<Terminal>()> terminal;
 };
 

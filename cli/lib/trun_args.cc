@@ -7,6 +7,7 @@
 
 #include "cli/lib/arg_parser.h"
 #include "cli/lib/batch_request.h"
+#include "common/gpu_bind.h"
 
 namespace tessera::cli {
 namespace {
@@ -25,16 +26,27 @@ RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set.
       --gres=gpu[:TYPE][:N]   N of the job's GPUs on each node of the step (default N=1)
       --gpus-per-node=[TYPE:]N  the same
   -G, --gpus=[TYPE:]N         N of the job's GPUs in all, spread over the step's nodes
-      --gpus-per-task=[TYPE:]N  N of the job's GPUs per task
+      --gpus-per-task=[TYPE:]N  N of the job's GPUs per task, each task bound to its own N
+                              (--gpu-bind=per_task:N; default from SLURM_GPUS_PER_TASK, set by
+                              tbatch --gpus-per-task)
                               (a step asking GPUs gets its own: CUDA_VISIBLE_DEVICES lists only
                               them; while other steps hold the job's GPUs it waits, as srun)
+      --gpu-bind=[verbose,]TYPE  which of the step's GPUs on its node each task sees (its
+                              CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS): none (all), per_task:N,
+                              map_gpu:I[*R],... or mask_gpu:HEX[*R],... by local task id (I and
+                              bit k = the step's k-th GPU there), single:N (N tasks per GPU),
+                              closest (= none: tasks are not bound to CPUs). Not with 1 task on
+                              a node. Device access stays the job's (no per-task device cgroup)
   -w, --nodelist=HOSTLIST     run on these of the job's nodes (more with a larger -N)
   -x, --exclude=HOSTLIST      never on these
-  -o, --output=MODE           all, none, a task id, or a filename pattern (%j %J %s %t %n %N
-                              %u %x %A %a %b %%, %3t zero-padded); stderr follows unless -e
+  -o, --output=MODE           all (or -), none, a task id, or a filename pattern (%j %J %s %t
+                              %n %N %u %x %A %a %b %%, %3t zero-padded; a number that is no
+                              task of the step is a file name); stderr follows unless -e
   -e, --error=MODE            the same for stderr
-  -i, --input=MODE            none or a filename pattern: each task reads its file (default
-                              /dev/null; forwarding trun's stdin is not supported)
+  -i, --input=MODE            all (default): trun's stdin goes to every task; a task id: to
+                              that task only (the others read /dev/null); none: /dev/null; a
+                              file name: trun reads it for every task; a pattern with %t %n %N
+                              or %u: each task reads its own file on its node
       --open-mode=append|truncate  for -o/-e files (default truncate)
       --export=ALL|NONE|[ALL,]VAR[=VALUE],...  the tasks' environment (default ALL)
   -W, --wait=SECONDS          end the step SECONDS after the first task ended
@@ -61,7 +73,7 @@ RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) set.
   -V, --version               show the version
 Outside a job (no SLURM_JOB_ID, no --jobid) trun first creates an allocation from the job
 options (-N, -n, -c, --mem, -t, -p, ...), runs the step in it and releases it, as srun does.
-Refused with a message: --het-group, --container*, --mpi=pmix, -i with a task id.
+Refused with a message: --het-group, --container*, --mpi=pmix.
 Ctrl-C forwards SIGINT to the tasks; a second Ctrl-C within 1 second cancels the step.
 SIGTERM, SIGUSR1 and SIGUSR2 are forwarded too. Exit status: the worst task's (128+signal for a
 task killed by a signal). Environment: TESSERA_CONF names the configuration file.
@@ -73,7 +85,7 @@ enum Opt { kNtasks = 1, kPerNode, kNodes, kCpus, kLabel, kKill, kName, kJobid, k
            kNodelist, kExclude, kOutput, kError, kInput, kOpenMode, kExport, kWait, kChdir,
            kMem, kMemPerCpu, kExclusive, kIgnoredFlag, kPty, kHetGroup, kContainer,
            kContainerFlag, kMpi, kPartition, kTime, kAccount, kQos, kConstraint, kReservation,
-           kDependency, kMemPerGpu, kCpusPerGpu };
+           kDependency, kMemPerGpu, kCpusPerGpu, kGpuBind };
 
 const std::vector<OptionSpec> kSpecs = {
     {"ntasks", 'n', ArgKind::kRequired, kNtasks},
@@ -114,7 +126,7 @@ const std::vector<OptionSpec> kSpecs = {
     {"no-kill", 'k', ArgKind::kOptional, kIgnoredArg},
     {"accel-bind", 0, ArgKind::kRequired, kIgnoredArg},
     {"mem-bind", 0, ArgKind::kRequired, kIgnoredArg},
-    {"gpu-bind", 0, ArgKind::kRequired, kIgnoredArg},
+    {"gpu-bind", 0, ArgKind::kRequired, kGpuBind},
     {"distribution", 'm', ArgKind::kRequired, kIgnoredArg},
     {"hint", 0, ArgKind::kRequired, kIgnoredArg},
     {"propagate", 0, ArgKind::kOptional, kIgnoredArg},
@@ -264,10 +276,6 @@ Status ApplyIssue19Option(const ParsedOption& o, TrunArgs& a) {
       if (!spec.ok()) return spec.status();
       if (o.id == kOutput) a.output = *spec;
       if (o.id == kError) a.error = *spec, a.error_given = true;
-      if (o.id == kInput && spec->kind == IoSpec::kTask)
-        return InvalidArgument("--input=" + *o.value + ": forwarding trun's stdin to a task is "
-                               "not supported; give a file (--input=FILE, with %t etc. for one "
-                               "file per task) or none");
       if (o.id == kInput) a.input = *spec;
       return Status::Ok();
     }
@@ -295,6 +303,12 @@ Status ApplyIssue19Option(const ParsedOption& o, TrunArgs& a) {
                              "mpirun inside the allocation (Open MPI starts its daemons with "
                              "trun/srun)");
     case kPty: a.pty = true; return Status::Ok();
+    case kGpuBind: {  // issue 19 (h19 s7): common/gpu_bind.h
+      auto b = ParseGpuBind(*o.value);
+      if (!b.ok()) return b.status();
+      a.gpu_bind = *o.value;
+      return Status::Ok();
+    }
     case kHetGroup:
       return InvalidArgument("--het-group: heterogeneous jobs are not supported by Tessera");
     case kContainer: case kContainerFlag:
@@ -350,7 +364,8 @@ std::vector<std::string> EnvOptions(const std::map<std::string, std::string>& en
       {"SLURM_OPEN_MODE", "--open-mode"}, {"SRUN_OUTPUT", "--output"},
       {"SRUN_ERROR", "--error"}, {"SRUN_INPUT", "--input"},
       {"SRUN_EXPORT_ENV", "--export"}, {"SLURM_EXPORT_ENV", "--export"},
-      {"SLURM_MPI_TYPE", "--mpi"},
+      {"SLURM_MPI_TYPE", "--mpi"}, {"SLURM_GPU_BIND", "--gpu-bind"},
+      {"SLURM_GPUS_PER_TASK", "--gpus-per-task"},  // sbatch --gpus-per-task: steps inherit it
   };
   std::set<std::string> seen;
   for (const auto& [var, opt] : value_vars) {
@@ -383,10 +398,19 @@ Result<TrunArgs> ParseTrunArgs(CommandContext& ctx) {
   if (!from_env.ok()) return from_env.status();
   TrunArgs a;
   std::vector<ParsedOption> all;
-  bool ntasks_given = false;
-  for (const auto& o : parsed->options) ntasks_given = ntasks_given || o.id == kNtasks;
-  for (const auto& o : from_env->options)  // srun: an explicit -n wins over SLURM_NTASKS_PER_NODE
-    if (!(ntasks_given && o.id == kPerNode)) all.push_back(o);
+  bool ntasks_given = false, gpus_given = false;
+  auto is_gpus = [](int id) {
+    return id == kGres || id == kGpusPerNode || id == kGpus || id == kGpusPerTask;
+  };
+  for (const auto& o : parsed->options) {
+    ntasks_given = ntasks_given || o.id == kNtasks;
+    gpus_given = gpus_given || is_gpus(o.id);
+  }
+  for (const auto& o : from_env->options) {
+    if (ntasks_given && o.id == kPerNode) continue;  // srun: -n wins over SLURM_NTASKS_PER_NODE
+    if (gpus_given && is_gpus(o.id)) continue;  // the step's own GPU request replaces the job's
+    all.push_back(o);
+  }
   size_t env_count = all.size();
   all.insert(all.end(), parsed->options.begin(), parsed->options.end());
   for (size_t i = 0; i < all.size(); ++i) {

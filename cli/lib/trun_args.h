@@ -27,6 +27,7 @@ struct TrunArgs {
   BatchOptions job;             // the allocation's options (trun outside a job)
   bool pty = false;             // --pty (trun_pty.h)
   bool pmi2 = false;            // --mpi=pmi2 (noded/pmi2.h; fences gathered by StepRun)
+  std::string gpu_bind;         // --gpu-bind / SLURM_GPU_BIND as given (common/gpu_bind.h)
 };
 
 // The options of ctx.args (and of srun's input variables in ctx.env); InvalidArgument naming

@@ -23,7 +23,9 @@
 #include "cli/lib/trun_io.h"
 #include "cli/lib/trun_nodes.h"
 #include "cli/lib/trun_pty.h"
+#include "cli/lib/trun_stdin.h"
 #include "common/cluster_config.h"
+#include "common/gpu_bind.h"
 #include "rpc/step_usage.h"
 
 namespace tessera::cli {
@@ -41,9 +43,11 @@ class StepRun {
  public:
   StepRun(CommandContext& ctx, TrunHooks& hooks, const TrunArgs& args,
           const v1::CreateStepResponse& step, StepOutput& output,
-          std::map<std::string, std::string> env, std::map<uint32_t, std::string> inputs)
+          std::map<std::string, std::string> env, std::map<uint32_t, std::string> inputs,
+          std::set<uint32_t> forwarded, std::unique_ptr<Terminal> input_file)
       : ctx_(ctx), hooks_(hooks), args_(args), step_(step), output_(output),
-        env_(std::move(env)), inputs_(std::move(inputs)) {}
+        env_(std::move(env)), inputs_(std::move(inputs)), forwarded_(std::move(forwarded)),
+        input_file_(std::move(input_file)) {}
 
   // Connects to every node, runs, waits (a node that cannot be opened fails the step).
   void Run() {
@@ -66,6 +70,13 @@ class StepRun {
       pty->Prepare(&pty_rows_, &pty_cols_);
     }
     if (args_.pmi2) OpenPmiStreams();
+    std::unique_ptr<Terminal> stdin_term;  // issue 19 (h19 s7): trun's stdin (trun_stdin.h)
+    if (input_file_) {  // -i FILE: trun reads it for every task, as srun
+      stdin_term = std::move(input_file_);
+    } else if (!forwarded_.empty()) {
+      stdin_term = hooks_.terminal ? hooks_.terminal() : OsTerminal();
+      if (stdin_term->IsNull()) forwarded_.clear();  // the tasks read /dev/null themselves
+    }
     std::vector<std::thread> threads;
     for (size_t i = 0; i < clients_.size(); ++i) threads.emplace_back([this, i] { RunNode(i); });
     if (pty) {
@@ -73,9 +84,25 @@ class StepRun {
       if (in.ok()) pty->Start(std::move(*in));
       else Warn(ctx_, "--pty: cannot forward input to task 0: " + in.status().message());
     }
+    std::unique_ptr<StdinForwarder> stdin_fwd;
+    if (!forwarded_.empty()) {
+      std::vector<std::unique_ptr<StepInputStream>> streams;
+      for (int i = 0; i < step_.nodes_size(); ++i) {
+        bool any = false;
+        for (uint32_t r : step_.nodes(i).ranks()) any = any || forwarded_.count(r);
+        if (!any) continue;
+        auto s = clients_[static_cast<size_t>(i)]->OpenInput();
+        if (s.ok()) streams.push_back(std::move(*s));
+        else Warn(ctx_, "cannot forward stdin to the tasks on " + step_.nodes(i).node() + ": " +
+                            s.status().message());
+      }
+      stdin_fwd = std::make_unique<StdinForwarder>(*stdin_term, args_.job_id, step_.step_id());
+      stdin_fwd->Start(std::move(streams));
+    }
     std::thread waiter;  // --wait=S: S seconds after the first task ended, end the rest
     if (args_.wait_s > 0) waiter = std::thread([this] { WaitLimit(); });
     for (auto& t : threads) t.join();
+    if (stdin_fwd) stdin_fwd->Stop();
     if (pty) pty->Stop();  // the terminal back to how it was
     for (auto& in : pmi_inputs_)
       if (in) (void)in->Close();
@@ -240,6 +267,7 @@ class StepRun {
     for (uint32_t rank : step_.nodes(static_cast<int>(i)).ranks()) {  // -i FILE
       auto in = inputs_.find(rank);
       if (in != inputs_.end()) (*req.mutable_task_input())[rank] = in->second;
+      if (forwarded_.count(rank)) (*req.mutable_task_input())[rank] = kForwardedInput;  // -i all|N
     }
     Status st = clients_[i]->RunTasks(req, [this](const v1::TaskOutput& m) { OnOutput(m); });
     if (st.ok() || st.code() == Code::kCancelled) return;
@@ -315,6 +343,8 @@ class StepRun {
   StepOutput& output_;
   std::map<std::string, std::string> env_;      // the tasks' environment (--export)
   std::map<uint32_t, std::string> inputs_;      // rank -> stdin file (-i)
+  std::set<uint32_t> forwarded_;                // ranks that get trun's stdin (-i all|N)
+  std::unique_ptr<Terminal> input_file_;        // -i FILE without %t %n %N %u: read here
   std::condition_variable wait_cv_;
   bool nodes_done_ = false, first_exit_ = false;
   std::vector<std::unique_ptr<StepAgentApi>> clients_;
@@ -362,6 +392,12 @@ int RunStep(CommandContext& ctx, TrunHooks& hooks, ControllerApi& api, TrunArgs&
   if (!env.ok()) return Fail(ctx, env.status().message());
   if (alloc)  // the tasks see the allocation's SLURM_* variables, as in a batch job
     for (const auto& [k, v] : AllocationEnv(*alloc, args.job, ctx.cwd)) (*env)[k] = v;
+  // Issue 19 (h19 s7): the tasks' GPU binding, for noded (common/gpu_bind.h): --gpu-bind, else
+  // per_task:N from --gpus-per-task (srun's implied binding).
+  env->erase(kTrunGpuBindEnv);
+  if (!args.gpu_bind.empty()) (*env)[kTrunGpuBindEnv] = args.gpu_bind;
+  else if (args.req.gpus_per_task() > 0)
+    (*env)[kTrunGpuBindEnv] = "per_task:" + std::to_string(args.req.gpus_per_task());
   if (!args.nodelist.empty() || !args.exclude.empty()) {  // -w/-x: any nodes of the job
     v1::JobInfo job;
     if (alloc) {
@@ -404,15 +440,27 @@ int RunStep(CommandContext& ctx, TrunHooks& hooks, ControllerApi& api, TrunArgs&
   done.set_step_id(step->step_id());
   IoNames names = PatternNames(ctx, args, step->step_id(), alloc);
   auto output = StepOutput::Open(*ctx.out, *ctx.err, args.label, args.output, args.error, *step, names);
-  auto inputs = output.ok() ? TaskInputs(args.input, *step, names)
-                            : Result<std::map<uint32_t, std::string>>(output.status());
-  if (!output.ok() || !inputs.ok()) {  // nothing ran: the step failed
+  IoSpec in = args.input;  // srun: -i N that is no task of the step names a file
+  if (in.kind == IoSpec::kTask && in.task >= step->ntasks()) in.kind = IoSpec::kFile;
+  std::string shared = args.pty ? "" : SharedInputPath(in, names);
+  Result<std::unique_ptr<Terminal>> input_file = std::unique_ptr<Terminal>();
+  if (!shared.empty()) input_file = OpenInputFile(shared);  // read here, for every task
+  Result<std::map<uint32_t, std::string>> inputs = std::map<uint32_t, std::string>();
+  if (!output.ok()) inputs = output.status();
+  else if (!input_file.ok()) inputs = input_file.status();
+  else if (shared.empty()) inputs = TaskInputs(in, *step, names);
+  Result<std::set<uint32_t>> forwarded = std::set<uint32_t>();  // --pty: its own input
+  if (!args.pty && inputs.ok()) forwarded = ForwardedRanks(shared.empty() ? in : IoSpec(), *step);
+  if (!output.ok() || !inputs.ok() || !forwarded.ok()) {  // nothing ran: the step failed
     done.set_state(v1::FAILED);
     done.set_exit_code(1);
     (void)api.CompleteStep(done);
-    return Fail(ctx, output.ok() ? inputs.status().message() : output.status().message());
+    return Fail(ctx, !output.ok()   ? output.status().message()
+                     : !inputs.ok() ? inputs.status().message()
+                                    : forwarded.status().message());
   }
-  StepRun run(ctx, hooks, args, *step, **output, std::move(*env), std::move(*inputs));
+  StepRun run(ctx, hooks, args, *step, **output, std::move(*env), std::move(*inputs),
+              std::move(*forwarded), std::move(*input_file));
   run.Run();
   int rc = run.ExitStatus(&done);
   done.set_job_id(args.job_id);

@@ -26,7 +26,7 @@ std::string PathFor(const std::string& pattern, const IoNames& n, uint32_t node_
 Result<IoSpec> ParseIoSpec(const std::string& option, const std::string& value) {
   IoSpec s;
   if (value.empty()) return InvalidArgument("invalid " + option + " value \"\": expected all, none, a task id or a filename pattern");
-  if (value == "all") return s;
+  if (value == "all" || value == "-") return s;  // srun: "-" is all too
   if (value == "none") {
     s.kind = IoSpec::kNone;
     return s;
@@ -35,6 +35,7 @@ Result<IoSpec> ParseIoSpec(const std::string& option, const std::string& value) 
     if (value.size() > 9) return InvalidArgument("invalid " + option + " value \"" + value + "\": task id too large");
     s.kind = IoSpec::kTask;
     s.task = static_cast<uint32_t>(std::stoul(value));
+    s.pattern = value;  // srun: a number that is no task of the step names a file
     return s;
   }
   s.kind = IoSpec::kFile;
@@ -56,7 +57,8 @@ Result<std::unique_ptr<StepOutput>> StepOutput::Open(std::ostream& out, std::ost
     const auto& node = step.nodes(ni);
     for (uint32_t rank : node.ranks()) {
       for (uint32_t stream : {1u, 2u}) {
-        const IoSpec& spec = stream == 2 ? e : o;
+        IoSpec spec = stream == 2 ? e : o;
+        if (spec.kind == IoSpec::kTask && spec.task >= step.ntasks()) spec.kind = IoSpec::kFile;
         RankOutput* sink = nullptr;
         switch (spec.kind) {
           case IoSpec::kAll: sink = &s->terminal_; break;
@@ -104,14 +106,18 @@ void StepOutput::FlushAll() {
   for (auto& f : files_) f->flush();
 }
 
+std::string SharedInputPath(const IoSpec& in, const IoNames& names) {
+  if (in.kind != IoSpec::kFile) return "";
+  IoNames other = names;  // %u differs too: srun leaves a name with %u to the nodes
+  other.user = names.user + "~";
+  std::string one = PathFor(in.pattern, names, 0, "node-a", 0);
+  return one == PathFor(in.pattern, other, 1, "node-b", 1) ? one : "";
+}
+
 Result<std::map<uint32_t, std::string>> TaskInputs(const IoSpec& in,
                                                    const tessera::v1::CreateStepResponse& step,
                                                    const IoNames& names) {
   std::map<uint32_t, std::string> out;
-  if (in.kind == IoSpec::kTask)
-    return InvalidArgument("--input=" + std::to_string(in.task) +
-                           ": forwarding trun's stdin to a task is not supported; give a file "
-                           "(--input=FILE, with %t etc. for one file per task) or none");
   if (in.kind != IoSpec::kFile) return out;
   for (int ni = 0; ni < step.nodes_size(); ++ni)
     for (uint32_t rank : step.nodes(ni).ranks())

@@ -9,9 +9,11 @@
 //                   names agree share one file (opened once, truncated unless
 //                   --open-mode=append). Relative names are relative to trun's directory.
 // Without -e, stderr follows -o (srun: "both stdout and stderr will be directed to the file").
-// Input: tasks read /dev/null unless -i names a file pattern: each task then reads its own
-// expanded file on its node (the file is opened there as the step's user). srun's default of
-// forwarding trun's stdin to the tasks (and -i N) is not provided: -i N is refused.
+// Input: -i all (default) and -i N: trun's stdin goes to every task, or to task N (the others
+// read /dev/null; trun_stdin.h); none: /dev/null; a file name without %t %n %N %u: trun opens
+// it and every task reads it (broadcast, as srun); a pattern with them: each task reads its own
+// expanded file on its node (opened there as the step's user).
+// As srun, N that is not a task of the step (N >= ntasks) is a file name, for -o/-e/-i alike.
 // Files are written by trun (the submit side), as srun does for names without %t %n %N.
 #include <cstdint>
 #include <fstream>
@@ -32,9 +34,9 @@ namespace tessera::cli {
 struct IoSpec {
   enum Kind { kAll, kNone, kTask, kFile } kind = kAll;
   uint32_t task = 0;
-  std::string pattern;
+  std::string pattern;  // kFile; kTask: the number as written (a file when no such task)
 };
-// Parses one -o/-e/-i value. Errors name the option.
+// Parses one -o/-e/-i value ("-" is all, as srun). Errors name the option.
 Result<IoSpec> ParseIoSpec(const std::string& option, const std::string& value);
 
 // What a pattern needs besides the step's layout.
@@ -71,8 +73,14 @@ class StepOutput {
   std::map<std::pair<uint32_t, uint32_t>, RankOutput*> route_;
 };
 
-// The input file of every rank of the step for -i PATTERN (absolute paths); empty for the other
-// forms. -i N is refused.
+// -i PATTERN without %t %n %N %u (srun: "fname->type" not per task): the one file every task
+// reads, which trun opens itself and broadcasts (trun_stdin.h), as srun does on its host; ""
+// for a pattern that names a file per task or node, and for the other forms.
+std::string SharedInputPath(const IoSpec& in, const IoNames& names);
+
+// The input file of every rank of the step for -i PATTERN (absolute paths), opened by each
+// task on its node; empty for the other forms (all, none, N: trun_stdin.h). Callers give a
+// SharedInputPath pattern to trun_stdin.h instead.
 Result<std::map<uint32_t, std::string>> TaskInputs(const IoSpec& in,
                                                    const tessera::v1::CreateStepResponse& step,
                                                    const IoNames& names);

@@ -1,11 +1,14 @@
 #include "cli/lib/trun_pty.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace tessera::cli {
 
@@ -15,30 +18,44 @@ namespace {
 
 class FdTerminal final : public Terminal {
  public:
-  bool IsTerminal() override { return ::isatty(0) == 1; }
+  explicit FdTerminal(int fd = 0, bool owned = false) : fd_(fd), owned_(owned) {}
+  ~FdTerminal() override {
+    if (owned_) ::close(fd_);
+  }
+  bool IsTerminal() override { return ::isatty(fd_) == 1; }
   bool Size(uint32_t* rows, uint32_t* cols) override {
     winsize ws{};
-    if (::ioctl(0, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0 || ws.ws_col == 0) return false;
+    if (::ioctl(fd_, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0 || ws.ws_col == 0) return false;
     *rows = ws.ws_row;
     *cols = ws.ws_col;
     return true;
   }
   void MakeRaw() override {
-    if (::tcgetattr(0, &saved_) != 0) return;
+    if (::tcgetattr(fd_, &saved_) != 0) return;
     termios raw = saved_;
     ::cfmakeraw(&raw);
-    if (::tcsetattr(0, TCSADRAIN, &raw) == 0) raw_ = true;
+    if (::tcsetattr(fd_, TCSADRAIN, &raw) == 0) raw_ = true;
   }
   void Restore() override {
-    if (raw_) ::tcsetattr(0, TCSADRAIN, &saved_);
+    if (raw_) ::tcsetattr(fd_, TCSADRAIN, &saved_);
     raw_ = false;
+  }
+  bool IsNull() override {
+    struct stat st {}, null {};
+    if (::fstat(fd_, &st) != 0) return true;  // closed
+    return S_ISCHR(st.st_mode) && ::stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev;
   }
   std::string Read(int timeout_ms, bool* eof) override {
     *eof = false;
-    pollfd f{0, POLLIN, 0};
+    pid_t fg = ::isatty(fd_) == 1 ? ::tcgetpgrp(fd_) : -1;
+    if (fg > 0 && fg != ::getpgrp()) {  // our terminal, and we are in the background: wait
+      ::poll(nullptr, 0, timeout_ms);
+      return "";
+    }
+    pollfd f{fd_, POLLIN, 0};
     if (::poll(&f, 1, timeout_ms) <= 0) return "";
-    char buf[4096];
-    ssize_t n = ::read(0, buf, sizeof buf);
+    char buf[64 * 1024];
+    ssize_t n = ::read(fd_, buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return "";
     if (n <= 0) {
       *eof = true;
@@ -48,6 +65,8 @@ class FdTerminal final : public Terminal {
   }
 
  private:
+  int fd_;
+  bool owned_;
   termios saved_{};
   bool raw_ = false;
 };
@@ -55,6 +74,14 @@ class FdTerminal final : public Terminal {
 }  // namespace
 
 std::unique_ptr<Terminal> OsTerminal() { return std::make_unique<FdTerminal>(); }
+
+Result<std::unique_ptr<Terminal>> OpenInputFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)  // srun's words
+    return Status(Code::kNotFound,
+                  "Could not open stdin file " + path + ": " + std::strerror(errno));
+  return std::unique_ptr<Terminal>(new FdTerminal(fd, true));
+}
 
 void PtyForwarder::Prepare(uint32_t* rows, uint32_t* cols) {
   if (!term_.Size(&rows_, &cols_)) rows_ = cols_ = 0;

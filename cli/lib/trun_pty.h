@@ -29,8 +29,16 @@ class Terminal {
   // Waits up to timeout_ms for input: the bytes read; "" on a timeout or, with *eof set, at
   // the end of stdin.
   virtual std::string Read(int timeout_ms, bool* eof) = 0;
+  // Issue 19 (h19 s7): stdin is /dev/null or closed: nothing to forward (the tasks then read
+  // /dev/null themselves).
+  virtual bool IsNull() { return false; }
 };
-std::unique_ptr<Terminal> OsTerminal();  // fd 0
+// fd 0. A terminal is only read while trun is in its foreground process group (in the
+// background Read waits instead of being stopped by SIGTTIN).
+std::unique_ptr<Terminal> OsTerminal();
+// Issue 19 (h19 s7, srun -i FILE): a file trun reads for the tasks, as stdin (NotFound with
+// srun's "Could not open stdin file" when it cannot be opened).
+Result<std::unique_ptr<Terminal>> OpenInputFile(const std::string& path);
 
 // Forwards the terminal to a node's input stream on its own thread, from Start to Stop. The
 // window size is checked every ~100 ms and sent when it changed.

@@ -90,8 +90,36 @@ def test_srun_input_file_per_task(cluster, slurm_bin):
     _, _, out = batch(cluster, slurm_bin, ["-n2"], wrap)
     assert sorted(out.splitlines()[:2]) == ["0: line for 0", "1: line for 1"], out
     assert out.splitlines()[2] == "rc=0", out
-    p = run(cluster, slurm_bin, ["srun", "--jobid=1", "-i", "0", "true"])
-    assert p.returncode == 1 and "forwarding trun's stdin to a task is not supported" in p.stderr
+
+
+# Issue 19 (h19 s7): srun's stdin goes to every task (-i all, the default), to one (-i N), or
+# nowhere (-i none), on every node of the step; a task that reads slowly holds srun back, and a
+# step whose tasks never read ends anyway.
+def test_srun_forwards_its_stdin_to_the_tasks(cluster, slurm_bin):
+    wrap = ("echo hi | srun -N2 -n2 cat; echo ---; echo hi | srun -N2 -n2 -i 1 -l cat; echo ---; "
+            "echo hi | srun -n2 -i none cat; echo rc=$?; "
+            "head -c 3000000 /dev/zero | srun -N2 -n2 -l bash -c 'sleep 1; wc -c'; "
+            "yes | srun -N2 -n2 true; echo yes-rc=$?; "
+            "srun -n2 -i 2 true; echo bad-rc=$?; "
+            "printf 'x\\ny\\n' > shared-in.txt; srun -N2 -n2 -l -i shared-in.txt cat")
+    _, _, out = batch(cluster, slurm_bin, ["-N2", "-n2"], wrap, timeout=90)
+    parts = out.split("---\n")
+    assert parts[0] == "hi\nhi\n", out
+    assert parts[1] == "1: hi\n", out  # task 0 read /dev/null
+    assert "rc=0\n" in parts[2], out
+    assert sorted(re.findall(r"^(\d): (\d+)$", parts[2], re.M)) == [("0", "3000000"),
+                                                                     ("1", "3000000")], out
+    assert "yes-rc=0\n" in out, out
+    # srun: 2 is no task of a 2-task step: a file name (missing here).
+    assert re.search(r"Could not open stdin file \S+/2: No such file or directory", out), out
+    assert "bad-rc=1" in out, out
+    # A file without %t %n %N %u: srun reads it and every task gets it.
+    assert sorted(out.split("bad-rc=1\n")[1].splitlines()) == ["0: x", "0: y", "1: x", "1: y"], out
+    # Outside a job too (srun makes the allocation), from the caller's stdin.
+    p = run(cluster, slurm_bin, ["srun", "-N2", "-n2", "-l", "cat"], input="one\ntwo\n",
+            timeout=90)
+    assert p.returncode == 0, p.stderr
+    assert sorted(p.stdout.splitlines()) == ["0: one", "0: two", "1: one", "1: two"], p.stdout
 
 
 def test_srun_open_mode_append(cluster, slurm_bin):

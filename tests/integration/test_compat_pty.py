@@ -138,3 +138,26 @@ def test_srun_pty_discards_other_tasks_output(cluster, slurm_bin):
         check=False, timeout=90)
     assert p.returncode == 0, p.stderr
     assert "from-0" in p.stdout and "from-1" not in p.stdout, p.stdout
+
+
+# Issue 19 (h19 s7): without --pty srun forwards its terminal's lines to every task (the
+# terminal stays in its own, canonical mode: it echoes and ^D ends the input).
+def test_srun_without_pty_forwards_the_terminal_to_every_task(cluster, slurm_bin):
+    work = cluster.user_dir(USER)
+    t = Terminal(user_argv(cluster, slurm_bin, ["salloc", "-N2", "srun", "-N2", "-n2", "-l",
+                                                "bash", "-c", "echo ready$SLURM_PROCID; cat"]),
+                 work)
+    try:
+        t.expect("ready", timeout=90)
+        t.expect("ready")  # both tasks run
+        t.type("hello there\r")
+        out = t.expect("hello there")  # the terminal's echo
+        out += t.expect("hello there") + t.expect("hello there")  # from each task
+        t.type("\x04")  # ^D: end of input, the tasks' cat ends
+        rc, after = t.wait()
+    finally:
+        if t.proc.poll() is None:
+            t.proc.kill()
+    assert rc == 0, out
+    assert after == t.before
+    assert "0: hello there" in out and "1: hello there" in out, out

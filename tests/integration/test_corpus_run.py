@@ -231,9 +231,11 @@ def test_multi_node_corpus_scripts_see_the_allocation(ran):
     assert sorted(int(l[0]) for l in lines) == list(range(32)), out
     assert {l[2] for l in lines} == {"it1"}  # the script's export, not replaced by noded
     assert {l[1] for l in lines} == {"it1", "it2", "it3", "it4"}
-    # The step's 8 GPUs of each node, visible to each of its tasks there: Tessera does not bind
-    # one GPU per task for --gpus-per-task (Slurm 22.05 does, --gpu-bind=per_task implied).
-    assert all(len(l[3].split(",")) == 8 for l in lines), lines
+    # --gpus-per-task=1 binds each task to one GPU of its own (Slurm 22.05's implied
+    # --gpu-bind=per_task:1): the 8 tasks of a node see its 8 GPUs, one each.
+    assert all(len(l[3].split(",")) == 1 for l in lines), lines
+    for node in ("it1", "it2", "it3", "it4"):
+        assert len({l[3] for l in lines if l[1] == node}) == 8, lines
     # comp90024: 2 nodes x 4 tasks, srun -n 8.
     out = ran["comp90024_cokercoder_job.slurm"]["output"]
     ranks = re.findall(r"standin: python3 rank=(\d+) node=(it\d)", out)

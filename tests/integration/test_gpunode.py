@@ -151,3 +151,63 @@ def test_trun_steps_get_disjoint_parts_of_the_jobs_gpus(gpus):
         both = open(path(f"c.{node}")).read().strip().split(",")
         assert len(both) == 2 and len(set(both)) == 2, both
     assert "Step created for StepId=" in open(path("c.err")).read()
+
+
+# Issue 19 (h19 s7): srun --gpus-per-task binds each task to its own GPUs (Slurm's implied
+# --gpu-bind=per_task:N), inherited from sbatch --gpus-per-task; --gpu-bind chooses otherwise.
+BIND = r"""#!/bin/bash
+SHOW='echo "$SLURM_PROCID $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES $SLURM_STEP_GPUS $SLURM_JOB_GPUS"'
+trun bash -c "$SHOW" > inherited.out
+trun --gpu-bind=none bash -c "$SHOW" > none.out
+trun --gpus-per-node=2 --gpu-bind=map_gpu:1,0 bash -c "$SHOW" > map.out
+trun --gpus-per-node=2 --gpu-bind=mask_gpu:0x3 bash -c "$SHOW" > mask.out
+trun -n2 --ntasks-per-node=1 bash -c "$SHOW" > one.out
+trun --gpu-bind=sometimes true 2> bad.err; echo $? > bad.rc
+"""
+
+
+def test_trun_gpus_per_task_binds_each_task_to_its_own_gpus(gpus):
+    c = gpus
+    work = c.user_dir("tessera-alice")
+    job = c.submit(["-N2", "--ntasks-per-node=2", "--gpus-per-task=1", "-o", "bind.out"],
+                   user="tessera-alice", cwd=work, input=BIND)
+    state = c.wait_state(job, ["COMPLETED", "FAILED"], timeout=90)[0]
+    out = lambda name: open(os.path.join(work, name)).read()
+    assert state == "COMPLETED", out("bind.out")
+
+    def rows(name):  # rank -> (node, CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS)
+        r = {}
+        for line in out(name).splitlines():
+            f = line.split(" ")
+            r[int(f[0])] = tuple(f[1:])
+        return r
+    none = rows("none.out")
+    assert sorted(none) == [0, 1, 2, 3], out("none.out")
+    uuid = {}  # (node, index) -> UUID, from the unbound step that sees both GPUs of a node
+    for rank, (node, cvd, step, job_gpus) in none.items():
+        assert step == "0,1" and job_gpus == "0,1", none
+        assert len(cvd.split(",")) == 2, none
+        for i, u in zip(step.split(","), cvd.split(",")):
+            uuid[(node, i)] = u
+    # Ranks 0,1 on it1 and 2,3 on it2 (block); local task 0 gets GPU 0, local task 1 GPU 1.
+    want = {0: ("it1", "0"), 1: ("it1", "1"), 2: ("it2", "0"), 3: ("it2", "1")}
+    inherited = rows("inherited.out")
+    for rank, (node, gpu) in want.items():
+        assert inherited[rank] == (node, uuid[(node, gpu)], gpu, "0,1"), inherited
+    mapped = rows("map.out")  # map_gpu:1,0 by local id
+    for rank, (node, gpu) in want.items():
+        other = "1" if gpu == "0" else "0"
+        assert mapped[rank][:3] == (node, uuid[(node, other)], other), mapped
+    for rank, row in rows("mask.out").items():  # mask 0x3: both
+        assert row[1:3] == (uuid[(row[0], "0")] + "," + uuid[(row[0], "1")], "0,1"), row
+    one = rows("one.out")  # one task per node: no binding there (slurmstepd's rule)
+    assert sorted(one) == [0, 1] and {r[0] for r in one.values()} == {"it1", "it2"}, one
+    assert all(r[2] in ("0", "1") for r in one.values()), one  # gpus-per-task=1 x 1 task here
+    assert out("bad.rc").strip() == "1"
+    assert 'invalid --gpu-bind value "sometimes"' in out("bad.err"), out("bad.err")
+    # sbatch --gpu-bind reaches the steps (SLURM_GPU_BIND), as Slurm: none = no binding.
+    job = c.submit(["-N1", "--ntasks-per-node=2", "--gpus-per-task=1", "--gpu-bind=none",
+                    "-o", "sbatch-bind.out", "--wrap", "trun bash -c 'echo $SLURM_STEP_GPUS'"],
+                   user="tessera-alice", cwd=work)
+    state = c.wait_state(job, ["COMPLETED", "FAILED"], timeout=60)[0]
+    assert (state, out("sbatch-bind.out")) == ("COMPLETED", "0,1\n0,1\n")

@@ -59,6 +59,7 @@ TEST_CASE("tcontrol show hostlist keeps order and duplicates; hostlistsorted sor
 TEST_CASE("srun -o/-e/-i values: all, none, a task id or a pattern", "[issue19]") {
   CHECK(ParseIoSpec("--output", "all")->kind == IoSpec::kAll);
   CHECK(ParseIoSpec("--output", "none")->kind == IoSpec::kNone);
+  CHECK(ParseIoSpec("--input", "-")->kind == IoSpec::kAll);  // srun's synonym
   auto t = ParseIoSpec("--output", "3");
   CHECK((t->kind == IoSpec::kTask && t->task == 3));
   auto f = ParseIoSpec("--output", "log-%t.txt");
@@ -89,6 +90,27 @@ TEST_CASE("sbatch puts its options' SLURM_* variables into the job's environment
   tessera::v1::JobSpec none;
   SetBatchOptionEnv(BatchOptions{}, &none);
   CHECK(none.env_block().empty());
+}
+
+// Issue 19 (h19 s7): sbatch --gpu-bind reaches the job's srun steps as SLURM_GPU_BIND.
+TEST_CASE("sbatch --gpu-bind is checked and becomes SLURM_GPU_BIND", "[issue19]") {
+  auto cl = ParseBatchCommandLine({"--gpu-bind=map_gpu:1,0", "--gpus-per-task=1"}, 1000);
+  REQUIRE(cl.ok());
+  auto opts = ResolveBatchOptions(cl->options, "#!/bin/sh\n#SBATCH --gpu-bind=none\ntrue\n", {},
+                                  1000);
+  REQUIRE(opts.ok());
+  CHECK(opts->gpu_bind == "map_gpu:1,0");  // the command line over the script
+  CHECK(opts->warnings.empty());
+  tessera::v1::JobSpec spec;
+  SetBatchOptionEnv(*opts, &spec);
+  CHECK(EnvBlockToMap(spec.env_block()).at("SLURM_GPU_BIND") == "map_gpu:1,0");
+  auto env = ResolveBatchOptions(BatchOptions{}, "#!/bin/sh\ntrue\n",
+                                 {{"SBATCH_GPU_BIND", "per_task:2"}}, 1000);
+  REQUIRE(env.ok());
+  CHECK(env->gpu_bind == "per_task:2");
+  auto bad = ParseBatchCommandLine({"--gpu-bind=nearest"}, 1000);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("invalid --gpu-bind value \"nearest\"") != std::string::npos);
 }
 
 TEST_CASE("srun -w/-x choose any nodes of the job, in the job's order", "[issue19]") {

@@ -8,16 +8,19 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cli/lib/rank_output.h"
 #include "cli/lib/trun.h"
 #include "fake_controller.h"
+#include "trun_fakes.h"
 
 namespace tessera::cli {
 namespace {
 
 using testing::CommandRun;
+using namespace trun_fakes;
 namespace v1 = tessera::v1;
 
 TEST_CASE("RankOutput writes whole lines per rank, with srun's labels", "[trun]") {
@@ -39,136 +42,6 @@ TEST_CASE("RankOutput writes whole lines per rank, with srun's labels", "[trun]"
 }
 
 // A node that replays canned output, records what it was asked, and can block until cancelled.
-class FakeNode final : public StepAgentApi {
- public:
-  std::string name;
-  std::vector<v1::TaskOutput> script;  // replayed by RunTasks
-  bool block_until_cancel = false;
-  Status result;
-  std::vector<v1::RunTasksRequest> runs;
-  std::vector<v1::SignalTasksRequest> signals;
-  bool cancelled = false;
-
-  std::string Target() const override { return name; }
-  Status RunTasks(const v1::RunTasksRequest& req, const OnOutput& on_output) override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      runs.push_back(req);
-    }
-    for (const auto& m : script) on_output(m);
-    if (block_until_cancel) {
-      std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return cancelled; });
-      return Status(Code::kCancelled, "cancelled");
-    }
-    return result;
-  }
-  void Cancel() override {
-    std::lock_guard<std::mutex> l(mu_);
-    cancelled = true;
-    cv_.notify_all();
-  }
-  Status SignalTasks(const v1::SignalTasksRequest& req) override {
-    std::lock_guard<std::mutex> l(mu_);
-    signals.push_back(req);
-    return Status::Ok();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-};
-
-v1::TaskOutput Data(uint32_t rank, const std::string& text, uint32_t stream = 1) {
-  v1::TaskOutput m;
-  m.mutable_data()->set_rank(rank);
-  m.mutable_data()->set_stream(stream);
-  m.mutable_data()->set_data(text);
-  return m;
-}
-
-v1::TaskOutput Exit(uint32_t rank, int code, int sig = 0) {
-  v1::TaskOutput m;
-  m.mutable_exit()->set_rank(rank);
-  m.mutable_exit()->set_exit_code(code);
-  m.mutable_exit()->set_exit_signal(sig);
-  return m;
-}
-
-struct TrunRun {
-  CommandRun cmd;
-  std::map<std::string, FakeNode*> nodes;  // owned by the hooks' callers after connect
-  std::vector<std::unique_ptr<FakeNode>> owned;
-  std::function<void(int)> signal_handler;
-  int64_t mono = 0;
-
-  TrunRun() {
-    cmd.env["SLURM_JOB_ID"] = "42";
-    cmd.env["PATH"] = "/usr/bin";
-    v1::CreateStepResponse step;
-    step.set_step_id(3);
-    step.set_ntasks(4);
-    step.set_nodelist("it[1-2]");
-    for (int i = 0; i < 2; ++i) {
-      auto* n = step.add_nodes();
-      n->set_node("it" + std::to_string(i + 1));
-      n->set_address("127.0.0.1");
-      n->set_port(7000 + i);
-      n->add_ranks(2 * i);
-      n->add_ranks(2 * i + 1);
-      owned.push_back(std::make_unique<FakeNode>());
-      owned.back()->name = n->node();
-      nodes[n->node()] = owned.back().get();
-    }
-    cmd.ctld.CreateStep_result = step;
-  }
-
-  int Run(std::vector<std::string> args) {
-    static TrunRun* self;
-    self = this;
-    return cmd.Run(
-        [](CommandContext& ctx) {
-          TrunHooks hooks;
-          hooks.connect_node = [](const pb::StepNode& n) -> Result<std::unique_ptr<StepAgentApi>> {
-            FakeNode* f = self->nodes.at(n.node());
-            self->owned_by_trun.push_back(f);
-            return std::unique_ptr<StepAgentApi>(new Borrowed(f));
-          };
-          hooks.watch_signals = [](std::function<void(int)> h) -> std::function<void()> {
-            self->signal_handler = std::move(h);
-            if (self->on_watch) self->on_watch();
-            return [] {  // as the real watcher: no handler runs after this returns
-              if (self->sender.joinable()) self->sender.join();
-            };
-          };
-          hooks.mono_ms = [] { return self->mono; };
-          hooks.sleep_ms = [](int64_t) {
-            if (self->on_sleep) self->on_sleep();
-          };
-          return RunTrunWith(ctx, hooks);
-        },
-        std::move(args));
-  }
-  std::function<void()> on_watch;
-  std::function<void()> on_sleep;  // trun waits between CreateStep retries (GPUs busy)
-  std::thread sender;  // a test's signal sender, joined when trun stops watching
-  std::vector<FakeNode*> owned_by_trun;
-
-  // Forwards to a FakeNode that the test keeps.
-  class Borrowed final : public StepAgentApi {
-   public:
-    explicit Borrowed(FakeNode* f) : f_(f) {}
-    std::string Target() const override { return f_->Target(); }
-    Status RunTasks(const v1::RunTasksRequest& r, const OnOutput& o) override {
-      return f_->RunTasks(r, o);
-    }
-    void Cancel() override { f_->Cancel(); }
-    Status SignalTasks(const v1::SignalTasksRequest& r) override { return f_->SignalTasks(r); }
-
-   private:
-    FakeNode* f_;
-  };
-};
 
 TEST_CASE("trun creates a step, runs it on every node and labels the output", "[trun]") {
   TrunRun t;
@@ -353,6 +226,7 @@ namespace tessera::cli {
 namespace {
 
 using testing::CommandRun;
+using namespace trun_fakes;
 namespace v1 = tessera::v1;
 
 TEST_CASE("trun outside a job obtains an allocation, runs the step in it and releases it",
@@ -440,8 +314,9 @@ TEST_CASE("trun reads srun's input variables and refuses what it cannot do", "[t
   CHECK(t.Run({"-c", "1", "true"}) == 1);  // the command line wins
   CHECK(t.cmd.ctld.CreateStep_calls.back().cpus_per_task() == 1);
   // --pty and --mpi=pmi2 are done since h19 s6 (test_compat_pty.py, test_compat_pmi2.py).
+  // -i N is done since h19 s7 (trun forwards its stdin, below).
   for (std::string opt : {"--het-group=1", "--container-image=x", "--mpi=pmix",
-                          "--input=0", "--wait=x", "--open-mode=keep"}) {
+                          "--wait=x", "--open-mode=keep", "--gpu-bind=auto"}) {
     TrunRun r;
     CHECK(r.Run({opt, "true"}) == 1);
     CHECK(r.cmd.ctld.CreateStep_calls.empty());
