@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "noded/task_set.h"
+#include "tests/unit/noded/task_set_fixture.h"
 
 namespace tessera::noded {
 namespace {
@@ -15,44 +16,15 @@ namespace {
 namespace v1 = tessera::v1;
 
 TaskPlan PtyPlan(const std::string& script, std::vector<uint32_t> ranks) {
-  TaskPlan p;
-  p.uid = ::getuid();
-  p.gid = ::getgid();
-  auto groups = UserGroups("root", p.gid);
-  if (groups.ok()) p.groups = *groups;
-  p.cwd = "/tmp";
-  p.argv = {"bash", "-c", script};
-  for (uint32_t r : ranks) p.tasks.push_back({r, {"PATH=/usr/bin:/bin", "R=" + std::to_string(r)}});
-  p.kill_wait_ms = 500;
+  TaskPlan p = testing::BashPlan(script, ranks);
   p.pty = true;
   p.pty_rows = 33;
   p.pty_cols = 101;
   return p;
 }
 
-struct Out {
-  std::mutex mu;
-  std::map<uint32_t, std::string> data;
-  std::map<uint32_t, int> exit_code;
-  std::string Of(uint32_t r) {
-    std::lock_guard<std::mutex> lock(mu);
-    return data[r];
-  }
-};
-
-// Runs the set on a thread; `drive` talks to it meanwhile.
-void RunWith(TaskSet& set, Out& out, const std::function<void()>& drive) {
-  std::thread t([&] {
-    set.Run([&](const v1::TaskOutput& m) {
-      std::lock_guard<std::mutex> lock(out.mu);
-      if (m.has_data()) out.data[m.data().rank()] += m.data().data();
-      if (m.has_exit()) out.exit_code[m.exit().rank()] = m.exit().exit_code();
-      return true;
-    }, nullptr);
-  });
-  drive();
-  t.join();
-}
+using Out = testing::TaskOut;
+using testing::RunWith;
 
 bool WaitFor(Out& out, uint32_t rank, const std::string& text) {
   for (int i = 0; i < 200; ++i) {

@@ -14,6 +14,7 @@
 
 #include "noded/task_set.h"
 #include "noded/task_stdin.h"
+#include "tests/unit/noded/task_set_fixture.h"
 
 namespace tessera::noded {
 namespace {
@@ -23,44 +24,14 @@ namespace v1 = tessera::v1;
 TaskPlan Plan(const std::string& script, std::vector<uint32_t> ranks,
               std::vector<uint32_t> forwarded) {
   ::signal(SIGPIPE, SIG_IGN);  // as noded
-  TaskPlan p;
-  p.uid = ::getuid();
-  p.gid = ::getgid();
-  auto groups = UserGroups("root", p.gid);
-  if (groups.ok()) p.groups = *groups;
-  p.cwd = "/tmp";
-  p.argv = {"bash", "-c", script};
-  for (uint32_t r : ranks) {
-    TaskPlan::Task t{r, {"PATH=/usr/bin:/bin", "R=" + std::to_string(r)}};
-    t.forward_stdin = std::find(forwarded.begin(), forwarded.end(), r) != forwarded.end();
-    p.tasks.push_back(t);
-  }
-  p.kill_wait_ms = 500;
+  TaskPlan p = testing::BashPlan(script, ranks);
+  for (auto& t : p.tasks)
+    t.forward_stdin = std::find(forwarded.begin(), forwarded.end(), t.rank) != forwarded.end();
   return p;
 }
 
-struct Out {
-  std::mutex mu;
-  std::map<uint32_t, std::string> data;
-  std::map<uint32_t, int> exit_code;
-  std::string Of(uint32_t r) {
-    std::lock_guard<std::mutex> lock(mu);
-    return data[r];
-  }
-};
-
-void RunWith(TaskSet& set, Out& out, const std::function<void()>& drive) {
-  std::thread t([&] {
-    set.Run([&](const v1::TaskOutput& m) {
-      std::lock_guard<std::mutex> lock(out.mu);
-      if (m.has_data()) out.data[m.data().rank()] += m.data().data();
-      if (m.has_exit()) out.exit_code[m.exit().rank()] = m.exit().exit_code();
-      return true;
-    }, nullptr);
-  });
-  drive();
-  t.join();
-}
+using Out = testing::TaskOut;
+using testing::RunWith;
 
 v1::StepInput In(const std::string& s, bool eof = false) {
   v1::StepInput in;
