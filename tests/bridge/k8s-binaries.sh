@@ -38,6 +38,12 @@ ETCD_VERSION="$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2; exit }' "$kmo
 KEY="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_${GO_VERSION}"
 BIN="${CACHE_ROOT}/${KEY}/bin"
 have_all() { for b in "${BINS[@]}"; do [[ -x "$BIN/$b" ]] || return 1; done; }
+# One build at a time per cache: a second caller (a developer's run beside .ci/run's background
+# build) waits for the first and then finds the binaries cached, instead of both writing
+# $BIN.tmp.
+mkdir -p "$CACHE_ROOT"
+exec 9>"$CACHE_ROOT/.lock"
+flock 9
 if have_all; then
   log "cached: $BIN"
   echo "$BIN"
