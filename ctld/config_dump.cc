@@ -65,6 +65,8 @@ std::string SchedulerParameters(const sched::SchedConfig& s) {
   // Slurm's bf_window is in minutes; Tessera's other parameters under their own names.
   return "bf_window=" + std::to_string(s.bf_window / 60) +
          ",bf_max_job_reservations=" + std::to_string(s.bf_reservation_depth) +
+         ",bf_oldest=" + std::to_string(s.bf_oldest) +
+         ",bf_oldest_wait=" + std::to_string(s.bf_oldest_wait) +
          ",bf_max_times=" + std::to_string(s.bf_max_times) +
          ",sched_score_window=" + std::to_string(s.score_window) +
          ",preempt_depth=" + std::to_string(s.preempt_depth) +

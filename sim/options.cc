@@ -51,12 +51,15 @@ sched::SchedConfig PolicyPreset(const std::string& name, sched::SchedConfig base
     Fcfs(base);
     WithBackfill(base);
     base.bf_reservation_depth = 1;
+    base.bf_oldest = 0;  // FCFS order: its head is the oldest anyway
   } else if (name == "conservative") {
     Fcfs(base);
     WithBackfill(base);
     base.bf_reservation_depth = kEveryJob;
+    base.bf_oldest = 0;
   } else if (name == "fifo") {
     base.actions = {"enqueue", "allocate"};
+    base.bf_oldest = 0;
     Fcfs(base);
   } else {
     *handled = false;

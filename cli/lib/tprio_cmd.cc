@@ -12,6 +12,9 @@
 // Tessera's time-limit factor (issue 17 §2, ctld/sched/priority.h) is L/l TIMELIMIT: in the
 // default format when its weight is not 0, and in -l's before NICE only then (so a Slurm
 // configuration keeps sprio's exact -l layout).
+// The order shown is the priority order; the scheduler serves the oldest job of each partition
+// that has waited bf_oldest_wait before it (issue 17 §2, ctld/sched/actions/actions.cc
+// ServeOldest): --help says so, and tcontrol show job shows that job's Reason and StartTime.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -47,7 +50,12 @@ const char kUsage[] =
     "  -n, --norm          normalized factors (0..1) instead of weighted\n"
     "  -o, --format=FMT    sprio format (%.15i %9r %.10Y %.10F ...)\n"
     "  -h, --noheader      no header\n"
-    "      --help          this help;  -V, --version: the version\n";
+    "      --help          this help;  -V, --version: the version\n"
+    "Jobs are listed by priority, the order the scheduler places them in. Under the\n"
+    "default policy (SchedulerParameters bf_oldest, bf_oldest_wait) the oldest pending\n"
+    "job of each partition that has waited an hour is served before that order: it\n"
+    "shows Reason=Resources and a StartTime in tcontrol show job while jobs listed\n"
+    "above it show Reason=Priority.\n";
 
 struct Item {
   std::string prefix;  // literal text before the field

@@ -35,6 +35,9 @@ struct Decision {
   int64_t expected_start = 0;            // 0 = unknown
   std::vector<std::string> reserved_nodes;
   int64_t priority = 0;                  // the priority the job was ordered by
+  // kPending with a reservation held because the job is among the oldest eligible of its
+  // partition (SchedulerParameters=bf_oldest, issue 17 §2): reserved ahead of the priority order.
+  bool oldest = false;
 };
 
 // A MIG layout change the dynamic planner chose (MigStrategy=dynamic): on `node`, GPU

@@ -18,6 +18,10 @@ const double kDefaultEndtimeWeight = 1;
 const double kDefaultSizeWeight = 1;
 // The default policy's backfill reservations (BuildSchedConfig; 1 = EASY).
 constexpr uint32_t kDefaultPolicyDepth = 4;
+// The default policy's starvation bound (bf_oldest, sched_config.h): the oldest eligible job
+// of each partition is started or reserved before the priority order.
+constexpr uint32_t kDefaultPolicyOldest = 1;
+constexpr int64_t kDefaultPolicyOldestWait = 3600;
 namespace {
 
 Status Bad(const std::string& where, const ConfigPair& p, const std::string& why) {
@@ -148,6 +152,14 @@ Status ParseSchedParams(const std::string& where, const ConfigPair& p, SchedConf
       auto n = num("bf_reservation_depth");
       if (!n.ok()) return n.status();
       c.bf_reservation_depth = static_cast<uint32_t>(*n);
+    } else if (key == "bf_oldest") {  // issue 17 §2 (sched_config.h)
+      auto n = num("bf_oldest");
+      if (!n.ok()) return n.status();
+      c.bf_oldest = static_cast<uint32_t>(std::min<uint64_t>(*n, 0xffffffffu));
+    } else if (key == "bf_oldest_wait") {  // seconds
+      auto n = num("bf_oldest_wait");
+      if (!n.ok()) return n.status();
+      c.bf_oldest_wait = static_cast<int64_t>(std::min<uint64_t>(*n, 100ull * 365 * 86400));
     } else if (key == "bf_window") {  // minutes, as Slurm
       auto n = num("bf_window");
       if (!n.ok()) return n.status();
@@ -299,15 +311,19 @@ Result<SchedConfig> BuildSchedConfig(const std::vector<ConfigLine>& lines) {
   // Default policy (sched_config.h): a file that names any PriorityWeight* key gets Slurm's
   // formula, with the weights it does not name 0 and Slurm's PriorityMaxAge (7-0), and EASY
   // backfill (depth 1); the default policy reserves for the first kDefaultPolicyDepth blocked
-  // jobs (issue 17 §2: the whole-node job second in line is protected too). An explicit
-  // bf_reservation_depth wins either way.
+  // jobs (issue 17 §2: the whole-node job second in line is protected too) and, before the
+  // priority order, the oldest eligible job of each partition (bf_oldest: the starvation
+  // bound; Slurm's formula has none). An explicit bf_reservation_depth or bf_oldest wins.
   c.bf_reservation_depth = kDefaultPolicyDepth;
+  c.bf_oldest = kDefaultPolicyOldest;
+  c.bf_oldest_wait = kDefaultPolicyOldestWait;
   for (const auto& l : lines)
     for (const auto& p : l.pairs)
       if (l.Head() != "nodename" && p.key.rfind("priorityweight", 0) == 0) {
         c.weight_age = c.weight_time_limit = 0;
         c.priority_max_age = 7 * 86400;
         c.bf_reservation_depth = 1;
+        c.bf_oldest = 0;
       }
   PartitionPreempt part_preempt_default;  // issue 16 §4: PartitionName=DEFAULT
   for (const auto& l : lines) {

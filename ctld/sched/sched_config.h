@@ -117,14 +117,19 @@ inline constexpr uint32_t kPriorityFlagMaxTresGres = 4;
 
 // Default policy (issue 17 §2): what a tessera.conf without PriorityWeight* keys schedules
 // with, in ctld and tessera-sim alike: multifactor priority = age + time limit, backfill in that
-// order reserving the first 4 blocked jobs (BuildSchedConfig sets kDefaultPolicyDepth).
+// order reserving the first 4 blocked jobs (BuildSchedConfig sets kDefaultPolicyDepth), and
+// before that order the oldest eligible job of each partition started or reserved
+// once it has waited an hour (SchedulerParameters=bf_oldest=1,bf_oldest_wait=3600).
 //   - time limit (priority.h): shorter jobs first, on a log scale from 1 minute to
 //     PriorityTimeLimitMax (7 days), weight 4000: 1 min -> 4000, 10 min -> 3001, 1 h -> 2223,
 //     1 day -> 844, 7 days -> 0.
 //   - age: weight 7000 over PriorityMaxAge 7 days = 1000 a day of waiting.
-//   Starvation bound: a job's time-limit advantage is at most 4000 = 4 days of age, so a job
-//   is overtaken only by jobs submitted less than 4 days after it; once those have started it
-//   is first, holds the first reservation and starts no later than that.
+//   Starvation bound: the oldest eligible job of each partition (by submit time, as EASY's
+//   head), once it has waited an hour, starts or holds a reservation before any job of the
+//   priority order is placed, so from then on no job started later delays it (bf_oldest): its
+//   wait is bounded as under FCFS EASY (plus the hour), whatever the priorities. (Without bf_oldest the bound is the
+//   ordering's: a job's time-limit advantage is at most 4000 = 4 days of age, so a job is
+//   overtaken only by jobs submitted less than 4 days after it.)
 // Bench figures against FCFS EASY: bench/RESULTS.md "Default policy vs EASY".
 inline constexpr uint32_t kDefaultWeightAge = 7000;
 inline constexpr uint32_t kDefaultWeightTimeLimit = 4000;
@@ -141,6 +146,12 @@ struct SchedConfig {
                                       "nodeorder", "lifecycle", "limits"};
   // SchedulerParameters
   uint32_t bf_reservation_depth = 1;     // 1 = EASY (default policy: 4, BuildSchedConfig)
+  // bf_oldest=N,bf_oldest_wait=S (issue 17 §2, the starvation bound): the N oldest eligible
+  // jobs of each partition (by submit time) that have waited at least S seconds are started or
+  // reserved before the priority order (actions.cc ServeOldest); N = 0: off (Slurm's formula,
+  // the sim's FCFS presets). Default policy: 1 job, 3600 s (BuildSchedConfig).
+  uint32_t bf_oldest = 0;
+  int64_t bf_oldest_wait = 0;
   int64_t bf_window = 86400;             // how far ahead reservations may be placed (s)
   uint32_t bf_max_times = 2000;          // start times tried per reservation
   uint32_t score_window = 16;            // feasible nodes scored per placement

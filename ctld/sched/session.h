@@ -124,6 +124,9 @@ class Session {
   // Shape memo: placements that failed in this cycle (resources only shrink within a cycle).
   bool KnownToFail(const std::string& key) const { return failed_.count(key) > 0; }
   void RememberFailure(const std::string& key) { failed_.insert(key); }
+  // bf_oldest (issue 17 §2, actions.cc ServeOldest): whether this cycle already served the
+  // oldest eligible jobs (allocate or backfill, whichever ran first).
+  bool& oldest_served() { return oldest_served_; }
 
  private:
   const ClusterSnapshot& snap_;
@@ -144,6 +147,7 @@ class Session {
   std::unordered_set<std::string> failed_;
   std::vector<JobInfo*> order_;  // OrderedEligible's last full sort
   JobRankFn first_rank_;         // AddJobRank when it gave the first job order
+  bool oldest_served_ = false;
 };
 
 }  // namespace tessera::sched

@@ -75,6 +75,30 @@ TEST_CASE("default policy: age + time limit; naming any PriorityWeight gives Slu
   CHECK(typo->warnings[0].find("PriorityWeightTimeLimt") != std::string::npos);
 }
 
+TEST_CASE("bf_oldest: on in the default policy (1 job, 1 hour), off with Slurm's formula, settable") {
+  auto d = Build("ClusterName=x\n");
+  REQUIRE(d.ok());
+  CHECK(d->bf_oldest == 1);
+  CHECK(d->bf_oldest_wait == 3600);
+  CHECK(SchedConfig{}.bf_oldest == 0);  // the struct itself: EASY, no starvation rule
+  auto s = Build("PriorityWeightAge=1000\n");
+  REQUIRE(s.ok());
+  CHECK(s->bf_oldest == 0);
+  auto set = Build("PriorityWeightAge=1000\nSchedulerParameters=bf_oldest=2,bf_oldest_wait=60\n");
+  REQUIRE(set.ok());
+  CHECK(set->bf_oldest == 2);
+  CHECK(set->bf_oldest_wait == 60);
+  CHECK(Build("SchedulerParameters=bf_oldest=0\n")->bf_oldest == 0);
+  CHECK(Build("SchedulerParameters=bf_oldest=0\n")->warnings.empty());
+  auto bad = Build("SchedulerParameters=bf_oldest_wait=1h\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("bf_oldest_wait") != std::string::npos);
+  CHECK_FALSE(Build("SchedulerParameters=bf_oldest=-1\n").ok());
+  // tessera-sim's FCFS presets have no such rule (their order's head is the oldest anyway).
+  bool h = false;
+  for (const char* name : {"easy", "conservative", "fifo"}) CHECK(sim::PolicyPreset(name, *d, &h).bf_oldest == 0);
+}
+
 TEST_CASE("the time-limit factor is a weighted part of the priority (tprio's TIMELIMIT)") {
   SchedConfig c;  // the default policy
   PriorityContext ctx{100000, 128, 0, 1, 0};

@@ -102,6 +102,9 @@ std::string CheckOne(const Scenario& s, const Expect& e, const CycleResult& r, c
     if (kv.count("at") && std::to_string(d->expected_start) != kv["at"]) return "expected start at " + kv["at"] + got;
     if (kv.count("nodes") && std::set<std::string>(d->reserved_nodes.begin(), d->reserved_nodes.end()) != NodeSet(kv["nodes"]))
       return "expected reserved nodes " + kv["nodes"] + got;
+    // bf_oldest (issue 17 §2): oldest=yes when held as the oldest job, ahead of the order
+    if (kv.count("oldest") && (kv["oldest"] == "yes") != d->oldest)
+      return std::string("expected ") + (kv["oldest"] == "yes" ? "" : "no ") + "reservation as the oldest job" + got;
     return "";
   }
   if (e.kind == "noreserve") return d->expected_start ? "expected no reservation" + got : "";
