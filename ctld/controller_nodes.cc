@@ -59,13 +59,15 @@ void Controller::ReconcileRegisteredJobs(const RegisterInfo& info, bool rebooted
       FinishJob(*j, JobState::kNodeFail, 0, 0, 0, "job lost by node " + info.node, nullptr);
     }
   }
-  // Jobs (runs) the node runs that we do not think run there: kill them.
+  // Jobs (runs) the node runs that we do not think run there: kill them. So are the runs of
+  // jobs cancelled or requeued while the node was not connected (Requeue, StopCancelledJob):
+  // their end, reported as usual, finishes or requeues them.
   for (uint64_t id : info.running) {
     JobRecord* j = jobs_.Find(id);
     bool active = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended);
-    if (!active || j->alloc.empty() || j->alloc.front().node != info.node ||
-        !SameRun(reported_run(id), j->run))
-      reply->kill_jobs.push_back(id);
+    bool ours = active && !j->alloc.empty() && j->alloc.front().node == info.node &&
+                SameRun(reported_run(id), j->run);
+    if (!ours || j->cancel_requested || j->requeue_requested) reply->kill_jobs.push_back(id);
   }
 }
 

@@ -184,7 +184,11 @@ void Controller::StopVictim(JobRecord& v, const PreemptState::Victim& pv, bool c
     SendToNode(*batch, id, 0);
     return;
   }
-  if (pv.mode == "REQUEUE") {  // the node is away: requeue now (it kills the run on return)
+  if (pv.mode == "REQUEUE") {
+    // Not connected but not declared dead, the node may still run it: its registration kills the
+    // run (ReconcileRegisteredJobs) and the reported end requeues it. A dead node's job is
+    // requeued now.
+    if (batch && batch->base != NodeBase::kDown) return;
     nodes_.Release(v);
     jobs_.MarkRequeued(id, "Preempted", nullptr);
   } else {

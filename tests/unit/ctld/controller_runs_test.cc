@@ -351,3 +351,46 @@ TEST_CASE("Not responding carries the controller's uid and time, across a restar
   CHECK(node(f, "n1").base != NodeBase::kDown);
   CHECK(node(f, "n1").reason.empty());
 }
+
+// A restarted controller knows the job runs on n1 before n1 has registered again. A requeue (or
+// cancel) acknowledged then must not start the job elsewhere while n1 may still run it: n1's
+// registration kills that run, and only its reported end requeues (or ends) the job.
+TEST_CASE("a requeue or cancel before the job's node registers again waits for that node") {
+  for (bool cancel : {false, true}) {
+    INFO((cancel ? "cancel" : "requeue"));
+    TempDir state;
+    uint64_t id = 0;
+    {
+      CtldFixture f(state.path);
+      auto n1 = std::make_shared<FakeLink>();
+      REQUIRE(f.Register("n1", n1).ok());
+      id = f.Submit(true);
+      WaitFor([&] { return n1->NumLaunches() == 1; }, "run 1 launched on n1");
+    }  // the controller stops (as killed): n1 keeps running run 1
+    CtldFixture f(state.path);
+    auto n2 = std::make_shared<FakeLink>();
+    REQUIRE(f.Register("n2", n2).ok());  // n2 is back first, n1 not yet
+    Caller root;
+    root.admin = true;
+    Status st = f.core.Call([&] { return cancel ? f.ctl->Cancel(id, root, 0) : f.ctl->Requeue(id, root); });
+    REQUIRE(st.ok());
+    f.core.Call([&] { f.ctl->RequestSchedule(); return 0; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a cycle could start it on n2
+    CHECK(n2->NumLaunches() == 0);
+    CHECK(f.Job(id).State() == JobState::kRunning);
+    CHECK(f.Job(id).alloc.front().node == "n1");
+    // n1 registers with run 1: it is told to kill it; its end requeues (or cancels) the job.
+    auto n1 = std::make_shared<FakeLink>();
+    auto reply = f.Register("n1", n1, "boot-1", {id}, {{id, 1}});
+    REQUIRE(reply.ok());
+    CHECK(reply->kill_jobs == std::vector<uint64_t>{id});
+    RegisterInfo::Finished end{id, JobState::kCancelled, 0, 15, 0, "", 1};
+    f.core.Call([&] { f.ctl->OnJobFinished("n1", end); return 0; });
+    if (cancel) {
+      WaitFor([&] { return f.Job(id).State() == JobState::kCancelled; }, "job cancelled");
+    } else {
+      WaitFor([&] { return n1->NumLaunches() + n2->NumLaunches() == 1; }, "run 2 launched");
+      CHECK(f.Job(id).run == 2);
+    }
+  }
+}
