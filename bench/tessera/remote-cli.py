@@ -16,6 +16,7 @@ tqueue / tacct -j / tcancel latency on every path. Wall time and the CPU
 time of the loop's processes (user+sys of the children), and the load average, per figure.
 """
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -75,6 +76,26 @@ def cluster(tls):
     return env, local, remote, grpc
 
 
+def record_frame(local):
+    """The local-socket frame of one `tbatch -Q --hold --wrap=true`, recorded with strace, as
+    the command line of tessera-bench-replay; None (no row) without strace or the replay tool."""
+    tool = os.path.join(BIN, "tessera-bench-replay")
+    if not os.path.exists(tool) or subprocess.run(["which", "strace"], capture_output=True).returncode:
+        say("no strace or tessera-bench-replay: the lightest-client row is left out")
+        return None
+    p = subprocess.run(["strace", "-e", "trace=connect,sendmsg", "-xx", "-s", "65536", f"{BIN}/tbatch", "-Q",
+                        "--hold", "--wrap=true"], env=local, capture_output=True, text=True,
+                       cwd=os.path.join(BASE, "jobs"))
+    unhex = lambda h: bytes.fromhex(h.replace("\\x", ""))  # strace -xx: every byte as \xNN
+    line = next(l for l in p.stderr.splitlines() if l.startswith("sendmsg("))
+    data = b"".join(unhex(h) for h in re.findall(r'iov_base="((?:\\x[0-9a-f]{2})*)"', line))
+    sock = unhex(re.search(r'sun_path="([^"]+)"', p.stderr).group(1)).decode()  # tbatch's socket
+    frame = os.path.join(BASE, "submit.frame")
+    with open(frame, "wb") as f:
+        f.write(data)
+    return f"{tool} {sock} {frame}"
+
+
 def measure(tls):
     env, local, remote, grpc = cluster(tls)
     tag = "TLS" if tls else "no TLS"
@@ -84,14 +105,17 @@ def measure(tls):
              "remote": "remote (gRPC + munge, TLS)" if tls else "remote (TCP wire + munge)"}
     loop = lambda prog: (f"for _ in $(seq {N}); do {prog} -Q --hold --wrap=true >/dev/null; "
                          "done")
-    rates = {k: [] for k in ["floor"] + [p for p, _ in paths]}
+    replay = None if tls else record_frame(local)
+    rates = {k: [] for k in ["floor"] + (["replay"] if replay else []) + [p for p, _ in paths]}
     cpus = {k: [] for k in rates}
     for rep in range(REPS):
-        for k, prog, e in [("floor", f"{BIN}/tessera-bench-noop", local)] + [
+        for k, prog, e in [("floor", f"{BIN}/tessera-bench-noop", local)] + (
+                [("replay", replay, local)] if replay else []) + [
                 (p, f"{BIN}/tbatch", e) for p, e in paths]:
             if k == "floor" and tls:
                 continue
-            w, c = timed(loop(prog), e)
+            w, c = timed(loop(prog) if k != "replay" else
+                         f"for _ in $(seq {N}); do {prog}; done", e)
             rates[k].append(N / w)
             cpus[k].append(c * 1000 / N)
         subprocess.run([f"{BIN}/tcancel", "-u", "root"], env=local, capture_output=True)
@@ -103,6 +127,11 @@ def measure(tls):
         row(f"tbatch local (Unix socket), N={N}", "jobs/s", rates["local"], cpus["local"])
         row("tbatch local as % of the floor", "%",
             [100 * a / b for a, b in zip(rates["local"], rates["floor"])])
+        if replay:
+            row(f"lightest local client (tessera-bench-replay: tbatch's request replayed), N={N}",
+                "jobs/s", rates["replay"], cpus["replay"])
+            row("lightest local client as % of the floor", "%",
+                [100 * a / b for a, b in zip(rates["replay"], rates["floor"])])
     for p, _ in paths:
         if p != "local":
             row(f"tbatch {label[p]}, N={N}", "jobs/s", rates[p], cpus[p])
