@@ -1,8 +1,5 @@
 #include "ctld/controller.h"
 
-#include "ctld/gpu_failures.h"
-#include "ctld/gpu_shares.h"
-
 #include <malloc.h>
 #include <pwd.h>
 
@@ -18,7 +15,6 @@
 #include "ctld/metrics/ctld_metrics.h"
 #include "ctld/mig_requests.h"
 #include "ctld/part_limits.h"
-#include "ctld/nodes/gpu_use.h"
 #include "ctld/submit_checks.h"
 
 namespace tessera::ctld {
@@ -317,86 +313,6 @@ void Controller::Reconfigure(std::shared_ptr<const ClusterConfig> cfg,
 
 // ---------------------------------------------------------------- node daemons
 
-Result<RegisterReply> Controller::OnRegister(const RegisterInfo& info, std::shared_ptr<NodeLink> link) {
-  NodeRuntime* n = nodes_.Find(info.node);
-  if (!n) return NotFound("node " + info.node + " is not in the controller's configuration");
-  if (Status st = CheckRegistration(*n, info); !st.ok()) {
-    n->link->Probe();  // a dead connection nobody noticed yet ends here; a live one stays
-    return st;
-  }
-  if (n->link) {
-    Log("node " + info.node + " stopped responding; its new registration replaces the old stream");
-    n->link->Disconnect();
-  }
-  // Another boot id than before: the host rebooted and every job it ran is gone.
-  bool rebooted = !n->boot_id.empty() && !info.boot_id.empty() && n->boot_id != info.boot_id;
-  if (rebooted)
-    Log("node " + info.node + " rebooted (boot id " + n->boot_id + " -> " + info.boot_id +
-        "): its jobs are lost");
-  n->boot_id = info.boot_id;
-  n->link = std::move(link);
-  n->last_heartbeat = clock_->Now();
-  n->boot_time = info.boot_time;
-  n->reported_cpus = info.cpus;
-  n->reported_mem = info.mem_mib;
-  n->version = info.version;
-  n->os = info.os;  // issue 19
-  n->arch = info.arch;
-  std::vector<GpuState> gpus_before = std::move(n->gpus);
-  n->gpus = info.gpus;
-  if (auto d = cfg_->gpus.find(info.node); d != cfg_->gpus.end()) ApplyConfiguredShares(n->gpus, d->second);
-  ApplyMigUse(*n);
-  n->hcas = info.hcas;
-  if (n->base == NodeBase::kUnknown || (n->base == NodeBase::kDown && n->reason == "Not responding")) {
-    bool was_down = n->base == NodeBase::kDown;
-    n->base = NodeBase::kUp;
-    if (!n->drain) n->reason.clear();
-    if (was_down && !n->drain) RecordNodeState(*n);  // the durable "Not responding" is over
-  }
-  if (info.cpus < n->config->cpus)
-    Log("node " + info.node + " reports " + std::to_string(info.cpus) + " CPUs, fewer than the " +
-        std::to_string(n->config->cpus) + " configured; scheduling uses the configured value");
-  RegisterReply reply;
-  reply.heartbeat_interval_s = cfg_->HeartbeatInterval();
-  auto gpu_failures = CheckRegisteredGpus(*n, &reply, gpus_before);
-  ReconcileRegisteredJobs(info, rebooted, &reply);
-  for (const auto& f : info.finished) OnJobFinished(info.node, f);
-  for (const auto& g : gpu_failures) OnGpuFailure(*n, g, XidOfReason(g.health_reason));
-  Log("node " + info.node + " registered (" + std::to_string(info.running.size()) + " running, " +
-      std::to_string(info.finished.size()) + " finished to report" +
-      (info.boot_id.empty() ? std::string() : ", boot id " + info.boot_id) + ")");
-  RequestSchedule();
-  return reply;
-}
-
-void Controller::OnHeartbeat(const std::string& node, const std::vector<uint64_t>& running,
-                             const std::map<uint64_t, uint64_t>& runs) {
-  NodeRuntime* n = nodes_.Find(node);
-  if (!n) return;
-  n->last_heartbeat = clock_->Now();
-  // A job (run) the node still runs but that no longer runs there for us (its node was declared
-  // dead and the job requeued or failed meanwhile, or it was requeued and started again) is
-  // stale: stop that run.
-  for (uint64_t id : running) {
-    auto r = runs.find(id);
-    uint64_t run = r == runs.end() ? 0 : r->second;
-    JobRecord* j = jobs_.Find(id);
-    bool ours = j && (j->State() == JobState::kRunning || j->State() == JobState::kSuspended) &&
-                !j->alloc.empty() && j->alloc.front().node == node && SameRun(run, j->run);
-    if (!ours && n->link) {
-      Log("node " + node + " still runs job " + std::to_string(id) + " (run " +
-          std::to_string(run) + ") which is not running there; cancelling it");
-      n->link->Signal(id, 0, run);
-    }
-  }
-  if (n->base == NodeBase::kDown && n->reason == "Not responding" && n->link) {
-    n->base = NodeBase::kUp;
-    n->reason.clear();
-    if (!n->drain) RecordNodeState(*n);
-    RequestSchedule();
-  }
-}
-
 void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Finished& f) {
   NodeRuntime* n = nodes_.Find(node);
   std::shared_ptr<NodeLink> link = n ? n->link : nullptr;
@@ -459,70 +375,6 @@ void Controller::OnJobFinished(const std::string& node, const RegisterInfo::Fini
   FinishJob(*j, state, f.exit_code, f.exit_signal, f.end_time, f.message, ack);
 }
 
-void Controller::OnGpuUpdate(const std::string& node, const GpuState& gpu, uint32_t xid) {
-  NodeRuntime* n = nodes_.Find(node);
-  if (!n) return;
-  auto it = std::find_if(n->gpus.begin(), n->gpus.end(), [&](const GpuState& g) { return g.index == gpu.index; });
-  if (it == n->gpus.end()) {
-    n->gpus.push_back(gpu);
-  } else {
-    *it = gpu;
-  }
-  ApplyMigUse(*n);
-  if (!gpu.healthy) {
-    Log("node " + node + " GPU " + std::to_string(gpu.index) + " drained: " + gpu.health_reason +
-        (xid ? " (XID " + std::to_string(xid) + ")" : ""));
-    if (!gpu_drains_.count({node, gpu.index})) RecordReportedDrain(node, gpu);  // durable
-  }
-  ApplyGpuDrains(*n);
-  if (!gpu.healthy && (xid != 0 || gpu.health_reason.rfind("GPU lost", 0) == 0))
-    OnGpuFailure(*n, gpu, xid);
-  RequestSchedule();
-}
-
-void Controller::ConfigureMig(const std::string& node, uint32_t gpu, bool destroy_all,
-                              std::vector<std::string> destroy,
-                              const std::vector<NodeLink::MigPlacementReq>& create, MigDone done) {
-  NodeRuntime* n = nodes_.Find(node);
-  if (!n) return done(NotFound("Invalid node name specified: " + node));
-  if (!n->link) return done(Unavailable("node " + node + " is not connected"));
-  auto g = std::find_if(n->gpus.begin(), n->gpus.end(), [&](const GpuState& s) { return s.index == gpu; });
-  if (g == n->gpus.end()) return done(NotFound("node " + node + " has no GPU " + std::to_string(gpu)));
-  if (Status busy = MigChangeAllowed(*n, gpu); !busy.ok()) return done(busy);
-  if (!g->mig_enabled) return done(FailedPrecondition("GPU " + std::to_string(gpu) + " of " + node + " is not in MIG mode"));
-  if (destroy_all)
-    for (const auto& m : g->mig) destroy.push_back(m.uuid);
-  uint64_t id = next_mig_request_++;
-  mig_requests_[id] = std::move(done);
-  n->link->ConfigureMig(id, gpu, create, destroy);
-  // A node that never answers must not leave the caller waiting forever.
-  auto timer = std::make_shared<boost::asio::steady_timer>(core_->io(), std::chrono::seconds(15));
-  timer->async_wait([this, id, timer](const boost::system::error_code&) {
-    auto it = mig_requests_.find(id);
-    if (it == mig_requests_.end()) return;
-    auto cb = std::move(it->second);
-    mig_requests_.erase(it);
-    cb(Status(Code::kDeadlineExceeded, "the node did not answer the MIG request in 15 s"));
-  });
-}
-
-void Controller::OnMigConfigured(uint64_t request_id, const Status& st, const GpuState& gpu) {
-  auto it = mig_requests_.find(request_id);
-  if (it == mig_requests_.end()) return;
-  auto cb = std::move(it->second);
-  mig_requests_.erase(it);
-  if (st.ok()) cb(gpu);
-  else cb(st);
-}
-
-void Controller::OnDisconnect(const std::string& node, const NodeLink* link) {
-  NodeRuntime* n = nodes_.Find(node);
-  if (n && n->link.get() == link) {
-    n->link.reset();
-    Log("node " + node + " disconnected");
-  }
-}
-
 void Controller::SendToNode(NodeRuntime& n, uint64_t id, int signal) {
   auto it = awaiting_launch_.find(id);
   if (it != awaiting_launch_.end()) {
@@ -568,49 +420,6 @@ void Controller::FinishJob(JobRecord& j, JobState state, int32_t code, int32_t s
                      });
   if (!preempt_.victims.empty() || !preempt_.plans.empty()) AfterPreemptChange();  // issue 16 §4
   RequestSchedule();
-}
-
-void Controller::FailNodeJobs(NodeRuntime& n, const std::string& why) {
-  std::vector<uint64_t> ids = n.jobs;
-  for (uint64_t id : ids) {
-    JobRecord* j = jobs_.Find(id);
-    if (!j || IsFinished(j->State())) continue;
-    if (j->cancel_requested) {
-      FinishJob(*j, JobState::kCancelled, 0, 0, 0, why, nullptr);
-    } else if (j->spec.requeue || j->requeue_requested) {
-      nodes_.Release(*j);
-      jobs_.MarkRequeued(id, "NodeFail", nullptr);
-    } else {
-      FinishJob(*j, JobState::kNodeFail, 0, 0, 0, why, nullptr);
-    }
-  }
-}
-
-void Controller::CheckNodes() {
-  int64_t now = clock_->Now();
-  for (auto& [name, n] : nodes_.nodes()) {
-    if (n.base == NodeBase::kDown) continue;
-    if (now - n.last_heartbeat <= cfg_->node_timeout_s) continue;
-    Log("node " + name + " not responding for " + std::to_string(now - n.last_heartbeat) + " s: DOWN");
-    n.base = NodeBase::kDown;
-    n.reason = "Not responding";
-    n.reason_time = now;
-    n.reason_uid = self_uid_;
-    // A drained node keeps its administrator's row (the reason they gave, after a restart).
-    if (!n.drain) RecordNodeState(n);
-    FailNodeJobs(n, "node " + name + " not responding");
-  }
-}
-
-void Controller::RecordNodeState(const NodeRuntime& n) {
-  bool down = n.base == NodeBase::kDown;
-  NodeStateRow row{n.config->name, n.drain, down, "", 0};
-  if (n.drain || down) row = {n.config->name, n.drain, down, n.reason, n.reason_time, n.reason_uid};
-  Batch b;
-  b.PutNodeState(row);
-  store_->Commit(std::move(b), [name = n.config->name](const Status& st) {
-    if (!st.ok()) Log("node " + name + ": its state not recorded: " + st.message());
-  });
 }
 
 // ---------------------------------------------------------------- scheduling

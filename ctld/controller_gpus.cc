@@ -9,6 +9,7 @@
 #include "ctld/controller.h"
 #include "ctld/gpu_failures.h"
 #include "ctld/log.h"
+#include "ctld/nodes/gpu_use.h"
 
 namespace tessera::ctld {
 namespace {
@@ -171,6 +172,27 @@ Status Controller::UpdateGpu(const std::string& expr, uint32_t gpu, const std::s
   }
   RequestSchedule();
   return Status::Ok();
+}
+
+void Controller::OnGpuUpdate(const std::string& node, const GpuState& gpu, uint32_t xid) {
+  NodeRuntime* n = nodes_.Find(node);
+  if (!n) return;
+  auto it = std::find_if(n->gpus.begin(), n->gpus.end(), [&](const GpuState& g) { return g.index == gpu.index; });
+  if (it == n->gpus.end()) {
+    n->gpus.push_back(gpu);
+  } else {
+    *it = gpu;
+  }
+  ApplyMigUse(*n);
+  if (!gpu.healthy) {
+    Log("node " + node + " GPU " + std::to_string(gpu.index) + " drained: " + gpu.health_reason +
+        (xid ? " (XID " + std::to_string(xid) + ")" : ""));
+    if (!gpu_drains_.count({node, gpu.index})) RecordReportedDrain(node, gpu);  // durable
+  }
+  ApplyGpuDrains(*n);
+  if (!gpu.healthy && (xid != 0 || gpu.health_reason.rfind("GPU lost", 0) == 0))
+    OnGpuFailure(*n, gpu, xid);
+  RequestSchedule();
 }
 
 }  // namespace tessera::ctld

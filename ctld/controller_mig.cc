@@ -13,6 +13,7 @@
 
 #include "ctld/controller.h"
 #include "ctld/log.h"
+#include "ctld/nodes/gpu_use.h"
 
 namespace tessera::ctld {
 namespace {
@@ -84,6 +85,41 @@ void Controller::ApplyMigReconfigs(const std::vector<sched::MigReconfig>& reconf
       RequestSchedule();
     });
   }
+}
+
+void Controller::ConfigureMig(const std::string& node, uint32_t gpu, bool destroy_all,
+                              std::vector<std::string> destroy,
+                              const std::vector<NodeLink::MigPlacementReq>& create, MigDone done) {
+  NodeRuntime* n = nodes_.Find(node);
+  if (!n) return done(NotFound("Invalid node name specified: " + node));
+  if (!n->link) return done(Unavailable("node " + node + " is not connected"));
+  auto g = std::find_if(n->gpus.begin(), n->gpus.end(), [&](const GpuState& s) { return s.index == gpu; });
+  if (g == n->gpus.end()) return done(NotFound("node " + node + " has no GPU " + std::to_string(gpu)));
+  if (Status busy = MigChangeAllowed(*n, gpu); !busy.ok()) return done(busy);
+  if (!g->mig_enabled) return done(FailedPrecondition("GPU " + std::to_string(gpu) + " of " + node + " is not in MIG mode"));
+  if (destroy_all)
+    for (const auto& m : g->mig) destroy.push_back(m.uuid);
+  uint64_t id = next_mig_request_++;
+  mig_requests_[id] = std::move(done);
+  n->link->ConfigureMig(id, gpu, create, destroy);
+  // A node that never answers must not leave the caller waiting forever.
+  auto timer = std::make_shared<boost::asio::steady_timer>(core_->io(), std::chrono::seconds(15));
+  timer->async_wait([this, id, timer](const boost::system::error_code&) {
+    auto it = mig_requests_.find(id);
+    if (it == mig_requests_.end()) return;
+    auto cb = std::move(it->second);
+    mig_requests_.erase(it);
+    cb(Status(Code::kDeadlineExceeded, "the node did not answer the MIG request in 15 s"));
+  });
+}
+
+void Controller::OnMigConfigured(uint64_t request_id, const Status& st, const GpuState& gpu) {
+  auto it = mig_requests_.find(request_id);
+  if (it == mig_requests_.end()) return;
+  auto cb = std::move(it->second);
+  mig_requests_.erase(it);
+  if (st.ok()) cb(gpu);
+  else cb(st);
 }
 
 }  // namespace tessera::ctld
