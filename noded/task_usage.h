@@ -23,7 +23,9 @@
 // which a job's accounting children do not get (see above).
 // Virtual memory has no cgroup counter: Sample() reads /proc/<pid>/status (VmSize, VmRSS) of the
 // cgroup's processes and keeps the largest sums, as jobacct_gather samples (here each second
-// while the step runs, and at each sstat). A task shorter than one sample has MaxVMSize 0.
+// while the step runs, and at each sstat). A task shorter than one sample has MaxVMSize 0. The
+// batch script's first sample, at its start, reads the script's own process (SamplePids: no
+// cgroup pid list), the later ones every process of its cgroup (session 8).
 // Without a cgroup (noded not root, no hierarchy) wait4()'s rusage of the task is the source
 // (FromRusage).
 //
