@@ -16,8 +16,9 @@ Status BatchCgroups::Setup(const JobIsolation& iso, std::vector<std::string>* wa
   if (usage_->enabled()) {
     // One task: no task level under it (issue 20 §2: each level is a mkdir and an rmdir in
     // two hierarchies per job).
-    acct_ = name_ + "/batch";
-    if (Status us = usage_->Create(acct_); !us.ok()) {
+    // Session 8: a pooled job cgroup brings its batch child along (counters baselined).
+    acct_ = name_ + "/" + kPooledAcctChild;
+    if (Status us = usage_->CreateOrReset(acct_); !us.ok()) {
       warnings->push_back("no accounting cgroup for the batch script: " + us.message());
       acct_.clear();
     }

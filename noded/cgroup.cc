@@ -166,13 +166,13 @@ int64_t KeyedValue(const std::string& text, const std::string& key) {
   return -1;
 }
 
-bool RemoveCgroupChildren(const std::string& dir) {
+bool RemoveCgroupChildren(const std::string& dir, const std::string& keep) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) return errno == ENOENT;
   std::vector<std::string> kids;
   while (dirent* e = ::readdir(d))
     if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 &&
-        std::strcmp(e->d_name, "..") != 0)
+        std::strcmp(e->d_name, "..") != 0 && (keep.empty() || keep != e->d_name))
       kids.push_back(dir + "/" + e->d_name);
   ::closedir(d);
   bool ok = true;

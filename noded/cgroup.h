@@ -20,6 +20,9 @@
 //    tracked.
 //  - KillAll: SIGKILL to every process in the cgroup until it is empty (v1 freezes first when
 //    the freezer is mounted; v2 writes cgroup.kill when the kernel has it), bounded by ~5 s.
+//    Emptiness is read from a counter first (session 8: v1 pids.current, v2 cgroup.events
+//    `populated`); the process list (a v1 cgroup.procs read builds a kernel pid list) only
+//    while that says the cgroup is not empty.
 //  - OomKilled: whether the kernel OOM-killed a process of the cgroup (v1 memory.oom_control
 //    oom_kill, else under_oom/failcnt; v2 memory.events oom_kill).
 //  - Remove: removes the (empty) cgroup; missing is fine.
@@ -27,14 +30,17 @@
 //    the emptied cgroup in a pool for a later Create (see "Pool" below).
 //
 // Pool (v1 only; cgroup v2 cannot rename a cgroup): per parent directory at most kCgroupPoolSlots
-// released job cgroups, renamed "<parent>/pool_<k>" in every hierarchy (cpuacct too; the
-// accounting children of task_usage.h are removed first, so their counters start at zero for
-// every job). Create takes one back by rename(2) (the first hierarchy decides who gets slot k)
+// released job cgroups, renamed "<parent>/pool_<k>" in every hierarchy (cpuacct too). The batch
+// script's accounting child (kPooledAcctChild, task_usage.h) stays inside it (session 8: no
+// memcg is made or destroyed per job); every other child (trun steps' tasks) is removed first.
+// TaskUsageCgroups::CreateOrReset takes baselines of the kept child's counters, so usage is
+// still per job. Create takes one back by rename(2) (the first hierarchy decides who gets slot k)
 // and writes EVERY limit again, resetting the ones the spec leaves unset, so a reused cgroup is
 // limited exactly as a new one. What a reused cgroup keeps: page-cache charges of earlier jobs in
-// its memory cgroup (reclaimable; the kernel reclaims them first when the job nears its limit)
-// and the kernel's cumulative memory oom_kill counter, which Create reads as a baseline for
-// OomKilled. Release falls back to Remove when the cgroup still has processes, when the kernel
+// its memory cgroup (reclaimable; the kernel reclaims them first when the job nears its limit;
+// CreateOrReset empties the kept child's when they exceed 1 MiB) and the kernel's cumulative
+// memory oom_kill counters (the cgroup's and its kept child's), which Create reads as a baseline
+// for OomKilled. Release falls back to Remove when the cgroup still has processes, when the kernel
 // has no oom_kill counter (before 4.13), or when every slot is taken. A hierarchy whose slot
 // entry is missing or taken (a crash between renames) gets a new directory: a slot is never
 // shared by two jobs. noded removes its pool at start and exit (RemoveCgroupPool).
@@ -142,12 +148,15 @@ int64_t KeyedValue(const std::string& text, const std::string& key);
 // rmdir (child cgroups first), retrying while the kernel still reports the cgroup busy (~2 s);
 // missing is fine.
 Status RemoveCgroupDir(const std::string& dir);
-// RemoveCgroupDir of every child cgroup of `dir`; false when one is left.
-bool RemoveCgroupChildren(const std::string& dir);
+// RemoveCgroupDir of every child cgroup of `dir` but one named `keep` (if given); false when
+// one is left.
+bool RemoveCgroupChildren(const std::string& dir, const std::string& keep = "");
 
 // The pool (see above): slots per parent, the slot's name, and its removal (every slot of
 // `parent`, "tessera/<node>-<hash>", in every hierarchy; missing is fine).
 constexpr int kCgroupPoolSlots = 16;
+// The child a pooled cgroup keeps: the batch script's accounting cgroup ("<job>/batch").
+constexpr char kPooledAcctChild[] = "batch";
 std::string CgroupPoolSlot(const std::string& job_name, int k);
 void RemoveCgroupPool(const CgroupMounts& mounts, const std::string& parent);
 

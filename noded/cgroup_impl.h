@@ -27,6 +27,9 @@ class CgroupV1 final : public CgroupManager {
   // Renames a pooled cgroup to `name`; false when none could be taken (nothing changed then).
   bool Claim(const std::string& name);
   bool Has(const std::string& ctrl) const { return m_.v1.count(ctrl) > 0; }
+  // Session 8: true when pids.current (the cgroup and its children) reads 0; false when it is
+  // not 0 or cannot be read (then the caller reads the process list).
+  bool EmptyByCounter(const std::string& name) const;
   Status MakeDirs(const std::string& ctrl, const std::string& name);
   // Creates only the leaf in every hierarchy (parents made on demand); kAlreadyExists when a
   // leaf is there already (a stale cgroup of a dead job).
@@ -55,6 +58,8 @@ class CgroupV2 final : public CgroupManager {
 
  private:
   std::string Dir(const std::string& name) const { return m_.unified + "/" + name; }
+  // Session 8: cgroup.events says `populated 0` (the cgroup and its descendants).
+  bool EmptyByCounter(const std::string& name) const;
   Status EnableControllers(const std::string& name);
   CgroupMounts m_;
   std::vector<std::string> warnings_;

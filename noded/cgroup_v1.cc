@@ -1,7 +1,9 @@
 // cgroup v1 (see cgroup.h). Hierarchy per controller: <mount>/tessera/<node>/job_<id>.
 #include <signal.h>
 #include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,7 +36,50 @@ void NoSchedDomainRebuilds(const std::string& dir) {
 
 void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
+// Session 8: the pool of one parent is claimed from and released to under an exclusive flock on
+// the parent's directory in the deciding hierarchy (stepds of one node are separate processes).
+// Without it, jobs ending together raced for the same free slot and the losers removed their
+// cgroups (and the next jobs made new ones): in a 1,000-job burst most jobs missed the pool.
+// No lock (open fails: no parent yet, nothing pooled) is fine: the renames stay safe, only a
+// slot may then be lost to a race.
+class PoolLock {
+ public:
+  explicit PoolLock(const std::string& dir)
+      : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ >= 0)
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+  }
+  ~PoolLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  PoolLock(const PoolLock&) = delete;
+  PoolLock& operator=(const PoolLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+std::string ParentOf(const std::string& dir) { return dir.substr(0, dir.rfind('/')); }
+
 }  // namespace
+
+// v1 counts an OOM kill in the victim's own memory cgroup only: the job's tasks live in
+// accounting children (task_usage.h, issue 19), so their counters count too. -1: no counter.
+static int64_t OomKillsUnder(const std::string& dir) {
+  auto oc = ReadFile(dir + "/memory.oom_control");
+  if (!oc.ok()) return -1;
+  int64_t kills = KeyedValue(*oc, "oom_kill");
+  if (kills < 0) return -1;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    std::vector<std::string> kids;
+    while (dirent* e = ::readdir(d))
+      if (e->d_type == DT_DIR && e->d_name[0] != '.') kids.push_back(dir + "/" + e->d_name);
+    ::closedir(d);
+    for (const auto& k : kids) kills += std::max<int64_t>(0, OomKillsUnder(k));
+  }
+  return kills;
+}
 
 std::string CgroupV1::Dir(const std::string& ctrl, const std::string& name) const {
   return m_.v1.at(ctrl) + "/" + name;
@@ -136,10 +181,8 @@ Status CgroupV1::MakeLeaves(const CgroupSpec& s) {
 
 Status CgroupV1::Create(const CgroupSpec& s) {
   if (Claim(s.name)) {  // issue 20 §2: a pooled cgroup, renamed; every limit written again
-    if (Has("memory")) {
-      auto oc = ReadFile(Dir("memory", s.name) + "/memory.oom_control");
-      oom_base_[s.name] = oc.ok() ? std::max<int64_t>(0, KeyedValue(*oc, "oom_kill")) : 0;
-    }
+    if (Has("memory"))  // the kept accounting child's kills count too (OomKilled sums them)
+      oom_base_[s.name] = std::max<int64_t>(0, OomKillsUnder(Dir("memory", s.name)));
     Status st = ApplyLimits(s, /*reused=*/true);
     if (!st.ok()) (void)Remove(s.name);
     return st;
@@ -168,6 +211,7 @@ std::vector<const char*> CgroupV1::PoolHierarchies() const {
 bool CgroupV1::Claim(const std::string& name) {
   auto hs = PoolHierarchies();
   if (hs.empty()) return false;
+  PoolLock lock(ParentOf(Dir(hs[0], name)));
   for (int k = 0; k < kCgroupPoolSlots; ++k) {
     std::string slot = CgroupPoolSlot(name, k);
     if (::rename(Dir(hs[0], slot).c_str(), Dir(hs[0], name).c_str()) != 0) {
@@ -190,29 +234,39 @@ bool CgroupV1::Claim(const std::string& name) {
 
 Status CgroupV1::Release(const std::string& name) {
   auto hs = PoolHierarchies();
-  auto procs = Procs(name);
-  bool poolable = !hs.empty() && procs.ok() && procs->empty();
+  bool poolable = !hs.empty();
+  if (poolable && Has("pids")) {  // session 8: the counter, not a pid list
+    poolable = EmptyByCounter(name);
+  } else if (poolable) {
+    auto procs = Procs(name);
+    poolable = procs.ok() && procs->empty();
+  }
   if (poolable && Has("memory")) {  // OomKilled of a reused cgroup needs the kernel's counter
     auto oc = ReadFile(Dir("memory", name) + "/memory.oom_control");
     poolable = oc.ok() && KeyedValue(*oc, "oom_kill") >= 0;
   }
+  // Accounting children: the batch script's stays (its counters get baselines on reuse,
+  // TaskUsageCgroups::CreateOrReset), trun steps' go.
   for (const char* c : {"memory", "cpuacct"})
-    if (poolable && Has(c)) poolable = RemoveCgroupChildren(Dir(c, name));  // accounting
+    if (poolable && Has(c)) poolable = RemoveCgroupChildren(Dir(c, name), kPooledAcctChild);
   if (!poolable) return Remove(name);
-  for (int k = 0; k < kCgroupPoolSlots; ++k) {
-    std::string slot = CgroupPoolSlot(name, k);
-    if (::access(Dir(hs[0], slot).c_str(), F_OK) == 0) continue;  // taken
-    // The deciding hierarchy last: a slot is claimable only once it is complete. Where the
-    // slot's name is taken (a concurrent release, a crash), this job's directory goes.
-    for (size_t i = hs.size(); i-- > 1;)
-      if (::rename(Dir(hs[i], name).c_str(), Dir(hs[i], slot).c_str()) != 0)
-        (void)RemoveCgroupDir(Dir(hs[i], name));
-    if (::rename(Dir(hs[0], name).c_str(), Dir(hs[0], slot).c_str()) != 0)
-      return RemoveCgroupDir(Dir(hs[0], name));
-    oom_base_.erase(name);
-    return Status::Ok();
+  {
+    PoolLock lock(ParentOf(Dir(hs[0], name)));
+    for (int k = 0; k < kCgroupPoolSlots; ++k) {
+      std::string slot = CgroupPoolSlot(name, k);
+      if (::access(Dir(hs[0], slot).c_str(), F_OK) == 0) continue;  // taken
+      // The deciding hierarchy last: a slot is claimable only once it is complete. Where the
+      // slot's name is taken (a crash between renames), this job's directory goes.
+      for (size_t i = hs.size(); i-- > 1;)
+        if (::rename(Dir(hs[i], name).c_str(), Dir(hs[i], slot).c_str()) != 0)
+          (void)RemoveCgroupDir(Dir(hs[i], name));
+      if (::rename(Dir(hs[0], name).c_str(), Dir(hs[0], slot).c_str()) != 0)
+        return RemoveCgroupDir(Dir(hs[0], name));
+      oom_base_.erase(name);
+      return Status::Ok();
+    }
   }
-  return Remove(name);  // the pool is full
+  return Remove(name);  // the pool is full (removed without holding the lock)
 }
 
 std::vector<std::string> CgroupV1::ProcsFiles(const std::string& name) const {
@@ -240,10 +294,19 @@ Result<std::vector<pid_t>> CgroupV1::Procs(const std::string& name) {
   return std::vector<pid_t>{};
 }
 
+bool CgroupV1::EmptyByCounter(const std::string& name) const {
+  if (!Has("pids")) return false;
+  auto t = ReadFile(Dir("pids", name) + "/pids.current");
+  return t.ok() && Trim(*t) == "0";
+}
+
 Status CgroupV1::KillAll(const std::string& name) {
   bool freezer = Has("freezer");
   std::string state = freezer ? Dir("freezer", name) + "/freezer.state" : "";
   for (int round = 0; round < 100; ++round) {
+    // pids.current counts a process until it is reaped, the list only until it exits: the
+    // counter's 0 is the stricter answer, and the usual one at a job's end.
+    if (EmptyByCounter(name)) return Status::Ok();
     auto procs = Procs(name);
     if (!procs.ok()) return Status::Ok();  // gone already
     if (procs->empty()) return Status::Ok();
@@ -268,32 +331,15 @@ Status CgroupV1::Freeze(const std::string& name, bool frozen) {
   return Status::Ok();
 }
 
-// v1 counts an OOM kill in the victim's own memory cgroup only: the job's tasks live in
-// accounting children (task_usage.h, issue 19), so their counters count too. -1: no counter.
-static int64_t OomKillsUnder(const std::string& dir) {
-  auto oc = ReadFile(dir + "/memory.oom_control");
-  if (!oc.ok()) return -1;
-  int64_t kills = KeyedValue(*oc, "oom_kill");
-  if (kills < 0) return -1;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    std::vector<std::string> kids;
-    while (dirent* e = ::readdir(d))
-      if (e->d_type == DT_DIR && e->d_name[0] != '.') kids.push_back(dir + "/" + e->d_name);
-    ::closedir(d);
-    for (const auto& k : kids) kills += std::max<int64_t>(0, OomKillsUnder(k));
-  }
-  return kills;
-}
-
 Result<bool> CgroupV1::OomKilled(const std::string& name) {
   if (!Has("memory")) return false;
   std::string d = Dir("memory", name);
-  auto oc = ReadFile(d + "/memory.oom_control");
-  if (!oc.ok()) return oc.status();
-  int64_t kills = OomKillsUnder(d);
+  int64_t kills = OomKillsUnder(d);  // -1: no counter (or no cgroup: the read below says)
   if (auto base = oom_base_.find(name); kills >= 0 && base != oom_base_.end())
     kills -= base->second;  // a reused cgroup (Create): earlier jobs' kills
   if (kills >= 0) return kills > 0;
+  auto oc = ReadFile(d + "/memory.oom_control");
+  if (!oc.ok()) return oc.status();
   // Kernels before 4.13 have no oom_kill counter: under_oom or a hit limit is the best sign.
   if (KeyedValue(*oc, "under_oom") > 0) return true;
   auto fail = ReadFile(d + "/memory.failcnt");

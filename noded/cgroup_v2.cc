@@ -106,11 +106,18 @@ Status CgroupV2::Freeze(const std::string& name, bool frozen) {
   return WriteCgroupFile(f, frozen ? "1" : "0");
 }
 
+bool CgroupV2::EmptyByCounter(const std::string& name) const {
+  auto ev = ReadFile(Dir(name) + "/cgroup.events");
+  return ev.ok() && KeyedValue(*ev, "populated") == 0;
+}
+
 Status CgroupV2::KillAll(const std::string& name) {
   std::string d = Dir(name);
+  if (EmptyByCounter(name)) return Status::Ok();  // session 8: the usual case at a job's end
   bool kill_file = ::access((d + "/cgroup.kill").c_str(), F_OK) == 0;
   bool freeze = ::access((d + "/cgroup.freeze").c_str(), F_OK) == 0;
   for (int round = 0; round < 100; ++round) {
+    if (round > 0 && EmptyByCounter(name)) return Status::Ok();
     auto procs = Procs(name);
     if (!procs.ok() || procs->empty()) return Status::Ok();
     if (kill_file) {

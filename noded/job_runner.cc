@@ -267,6 +267,7 @@ JobStatus Supervise(const Supervision& s) {
   };
   int wstatus = 0;
   bool exited = false;
+  int64_t next_sample = -1;  // issue 19: when the next usage sample is due (-1: the first)
   while (!exited) {
     int64_t now = MonoMs();
     if (deadline >= 0 && suspended_at < 0 && now >= deadline)
@@ -281,8 +282,15 @@ JobStatus Supervise(const Supervision& s) {
     if (ending == JobState::kUnspecified && deadline >= 0 && suspended_at < 0) next = deadline;
     int timeout = next < 0 ? -1 : static_cast<int>(std::max<int64_t>(0, next - now));
     if (s.usage && !s.acct.empty()) {  // issue 19: sample VmSize/RSS once a second
-      s.usage->Sample(s.acct, s.batch_usage);
-      timeout = timeout < 0 ? 1000 : std::min(timeout, 1000);
+      // Session 8: the first sample, at the start, reads the script's process only (the
+      // cgroup's process list is a pid list the v1 kernel builds and frees for every read).
+      if (next_sample < 0)
+        s.usage->SamplePids({s.pid}, s.batch_usage);
+      else if (now >= next_sample)
+        s.usage->Sample(s.acct, s.batch_usage);
+      if (next_sample < 0 || now >= next_sample) next_sample = now + 1000;
+      int64_t wait = std::max<int64_t>(0, next_sample - now);
+      timeout = timeout < 0 ? static_cast<int>(wait) : std::min<int>(timeout, static_cast<int>(wait));
     }
     pollfd p{s.sfd, POLLIN, 0};
     ::poll(&p, 1, timeout);

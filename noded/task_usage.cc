@@ -86,6 +86,58 @@ Status TaskUsageCgroups::Create(const std::string& name) {
   return Status::Ok();
 }
 
+Status TaskUsageCgroups::CreateOrReset(const std::string& name) {
+  base_.erase(name);
+  if (m_.mode == CgroupMode::kV2) {
+    std::string d = m_.unified + "/" + name;
+    if (Exists(d)) TESSERA_RETURN_IF_ERROR(RemoveCgroupDir(d));
+    return MakeAll(m_.unified, name);
+  }
+  if (m_.mode != CgroupMode::kV1) return Status::Ok();
+  Baseline b;
+  bool reused = false;
+  constexpr uint64_t kResidual = 1 << 20;
+  if (auto it = m_.v1.find("cpuacct"); it != m_.v1.end()) {
+    std::string d = it->second + "/" + name;
+    if (::mkdir(d.c_str(), 0755) == 0) {
+    } else if (errno == EEXIST) {
+      auto stat = ReadFile(d + "/cpuacct.stat");
+      int64_t user = stat.ok() ? KeyedValue(*stat, "user") : -1;
+      int64_t sys = stat.ok() ? KeyedValue(*stat, "system") : -1;
+      if (user < 0 || sys < 0) {  // no counters to start from: a new child
+        TESSERA_RETURN_IF_ERROR(RemoveCgroupDir(d));
+        TESSERA_RETURN_IF_ERROR(MakeAll(it->second, name));
+      } else {
+        b.user_ticks = static_cast<uint64_t>(user), b.system_ticks = static_cast<uint64_t>(sys);
+        reused = true;
+      }
+    } else {
+      TESSERA_RETURN_IF_ERROR(MakeAll(it->second, name));
+    }
+  }
+  if (auto it = m_.v1.find("memory"); it != m_.v1.end()) {
+    std::string d = it->second + "/" + name;
+    int err = ::mkdir(d.c_str(), 0755) == 0 ? 0 : errno;
+    if (err != 0 && err != EEXIST) TESSERA_RETURN_IF_ERROR(MakeAll(it->second, name));
+    if (err == EEXIST) {
+      if (Number(d + "/memory.usage_in_bytes") > kResidual)
+        (void)WriteCgroupFile(d + "/memory.force_empty", "0");  // earlier jobs' page cache
+      bool reset = WriteCgroupFile(d + "/memory.max_usage_in_bytes", "0").ok();
+      uint64_t residual = Number(d + "/memory.usage_in_bytes");
+      if (reset && residual <= kResidual) {
+        b.memory_bytes = residual;
+        b.major_faults = Keyed(d + "/memory.stat", "total_pgmajfault");
+        reused = true;
+      } else {
+        TESSERA_RETURN_IF_ERROR(RemoveCgroupDir(d));
+        TESSERA_RETURN_IF_ERROR(MakeAll(it->second, name));
+      }
+    }
+  }
+  if (reused) base_[name] = b;
+  return Status::Ok();
+}
+
 std::vector<std::string> TaskUsageCgroups::ProcsFiles(const std::string& name) const {
   std::vector<std::string> out;
   for (const auto& d : Dirs(name)) out.push_back(d + "/cgroup.procs");
@@ -103,9 +155,13 @@ void TaskUsageCgroups::Sample(const std::string& name, TaskUsage* u) const {
   if (dirs.empty()) return;
   auto procs = ReadFile(dirs[0] + "/cgroup.procs");
   if (!procs.ok()) return;
+  SamplePids(ParsePidList(*procs), u);
+}
+
+void TaskUsageCgroups::SamplePids(const std::vector<pid_t>& pids, TaskUsage* u) {
   uint64_t vm = 0, rss = 0, rchar = 0, wchar = 0;
   bool io = false;
-  for (pid_t p : ParsePidList(*procs)) {
+  for (pid_t p : pids) {
     auto st = ReadFile("/proc/" + std::to_string(p) + "/status");
     if (!st.ok()) continue;
     vm += StatusKib(*st, "VmSize:");
@@ -132,11 +188,15 @@ void TaskUsageCgroups::Read(const std::string& name, TaskUsage* u) const {
     return;
   }
   if (m_.mode != CgroupMode::kV1) return;
+  Baseline b;  // zero for a new cgroup
+  if (auto it = base_.find(name); it != base_.end()) b = it->second;
+  auto minus = [](uint64_t v, uint64_t base) { return v > base ? v - base : 0; };
   if (auto it = m_.v1.find("memory"); it != m_.v1.end()) {
     std::string d = it->second + "/" + name;
-    u->max_rss_kib = std::max(u->max_rss_kib, Number(d + "/memory.max_usage_in_bytes") / 1024);
-    u->cur_rss_kib = Number(d + "/memory.usage_in_bytes") / 1024;
-    u->major_faults = Keyed(d + "/memory.stat", "total_pgmajfault");
+    u->max_rss_kib = std::max(
+        u->max_rss_kib, minus(Number(d + "/memory.max_usage_in_bytes"), b.memory_bytes) / 1024);
+    u->cur_rss_kib = minus(Number(d + "/memory.usage_in_bytes"), b.memory_bytes) / 1024;
+    u->major_faults = minus(Keyed(d + "/memory.stat", "total_pgmajfault"), b.major_faults);
   }
   if (auto it = m_.v1.find("cpuacct"); it != m_.v1.end()) {
     auto stat = ReadFile(it->second + "/" + name + "/cpuacct.stat");
@@ -146,8 +206,8 @@ void TaskUsageCgroups::Read(const std::string& name, TaskUsage* u) const {
       int64_t v = stat.ok() ? KeyedValue(*stat, key) : 0;
       return v > 0 ? static_cast<uint64_t>(v) : 0;
     };
-    u->user_ms = ticks("user") * 1000 / static_cast<uint64_t>(hz);
-    u->system_ms = ticks("system") * 1000 / static_cast<uint64_t>(hz);
+    u->user_ms = minus(ticks("user"), b.user_ticks) * 1000 / static_cast<uint64_t>(hz);
+    u->system_ms = minus(ticks("system"), b.system_ticks) * 1000 / static_cast<uint64_t>(hz);
   }
 }
 

@@ -23,7 +23,9 @@
 // which a job's accounting children do not get (see above).
 // Virtual memory has no cgroup counter: Sample() reads /proc/<pid>/status (VmSize, VmRSS) of the
 // cgroup's processes and keeps the largest sums, as jobacct_gather samples (here each second
-// while the step runs, and at each sstat). A task shorter than one sample has MaxVMSize 0.
+// while the step runs, and at each sstat). A task shorter than one sample has MaxVMSize 0. The
+// batch script's first sample, at its start, reads the script's own process (SamplePids: no
+// cgroup pid list), the later ones every process of its cgroup (session 8).
 // Without a cgroup (noded not root, no hierarchy) wait4()'s rusage of the task is the source
 // (FromRusage).
 //
@@ -34,6 +36,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -72,11 +75,22 @@ class TaskUsageCgroups {
   static std::string TaskName(const std::string& job_cgroup, const std::string& step,
                               uint32_t rank);
   Status Create(const std::string& name);
+  // Session 8 (issue 20 §2): Create, or, where the cgroup exists already (the batch script's
+  // child that a pooled job cgroup keeps, cgroup.h "Pool"; it holds no process), make Read
+  // report what happens from now on: v1 cpuacct.stat and memory.stat total_pgmajfault get
+  // baselines (the kernel cannot reset them); memory.max_usage_in_bytes is reset to the usage,
+  // which is first emptied (memory.force_empty) when above 1 MiB, and that residual usage (the
+  // earlier jobs' unreclaimable kernel memory) is a baseline too. A child whose peak cannot be
+  // reset, or that keeps more than 1 MiB, is replaced by a new one. v2 (never pooled): an
+  // existing one is replaced.
+  Status CreateOrReset(const std::string& name);
   // The cgroup.procs files a process writes "0" to, to join (stepd's child).
   std::vector<std::string> ProcsFiles(const std::string& name) const;
   Status Join(const std::string& name, pid_t pid);
   // Folds the current /proc samples of the cgroup's processes into *u (max VmSize, RSS now).
   void Sample(const std::string& name, TaskUsage* u) const;
+  // The same for the given processes (session 8: a batch script's first sample, its own pid).
+  static void SamplePids(const std::vector<pid_t>& pids, TaskUsage* u);
   // Reads the cgroup's counters into *u (keeps the sampled figures where larger).
   void Read(const std::string& name, TaskUsage* u) const;
   // Removes "<job>/step_<id>" and its tasks.
@@ -84,7 +98,11 @@ class TaskUsageCgroups {
 
  private:
   std::vector<std::string> Dirs(const std::string& name) const;
+  struct Baseline {  // counters at CreateOrReset of a reused cgroup (v1)
+    uint64_t user_ticks = 0, system_ticks = 0, major_faults = 0, memory_bytes = 0;
+  };
   CgroupMounts m_;
+  std::map<std::string, Baseline> base_;
 };
 
 // wait4's rusage of an ended task (no cgroup): ru_maxrss (KiB), CPU times, major faults.

@@ -195,7 +195,10 @@ class Cluster:
             for ch in f"{self.dir}/spool/{node}".encode():
                 h = ((h ^ ch) * 16777619) & 0xFFFFFFFF
             for parent in glob.glob(f"/sys/fs/cgroup/*/tessera/{node}-{h:08x}"):
-                for d in glob.glob(f"{parent}/pool_*") + [parent]:
+                # A pooled cgroup keeps the batch script's accounting child (memory, cpuacct):
+                # children first.
+                pools = glob.glob(f"{parent}/pool_*")
+                for d in [c for p in pools for c in glob.glob(f"{p}/*/")] + pools + [parent]:
                     try:
                         os.rmdir(d)
                     except OSError:

@@ -49,6 +49,8 @@ def test_pooled_cgroups_are_reused_bounded_and_removed():
         for h in hierarchies:
             # One job at a time on one node: every job took the slot the one before released.
             assert len(glob.glob(f"{ROOT}/{h}{parent}/pool_*")) == 1, h
+        # Session 8: the slot keeps the batch script's accounting child (memory, cpuacct).
+        assert len(glob.glob(f"{ROOT}/memory{parent}/pool_*/batch")) == 1
         # And released cgroups do not pile up when jobs overlap: at most 16 slots.
         jobs = [c.submit(["--wrap", "sleep 1"], user="tessera-alice", cwd=work) for _ in range(20)]
         for job in jobs:
