@@ -11,6 +11,7 @@ ClusterState::ClusterState(const ClusterSnapshot& snap) : now_(snap.now) {
   }
   part_nodes_.resize(partitions_.size());
   part_free_.resize(partitions_.size());
+  timelines_.resize(partitions_.size());
   nodes_.reserve(snap.nodes.size());
   for (const auto& ns : snap.nodes) {
     NodeRt n;
@@ -119,10 +120,39 @@ bool ClusterState::PartitionHasModel(int id, const std::string& model) const {
   return part_models_[key] = has;
 }
 
+namespace {
+
+bool Gains(const Amount& d) { return d.cpus > 0 || d.gpus > 0; }
+
+void AddToBucket(PartTimeline& tl, int64_t time, const Amount& delta) {
+  TimeBucket& b = tl.at[time];
+  b.sum += delta;
+  ++b.count;
+  b.gains += Gains(delta);
+}
+
+}  // namespace
+
+const PartTimeline& ClusterState::Timeline(int id) {
+  auto& tl = timelines_[static_cast<size_t>(id)];
+  if (tl) return *tl;
+  tl = std::make_unique<PartTimeline>();
+  for (uint32_t i : part_nodes_[static_cast<size_t>(id)]) {
+    const NodeRt& n = nodes_[i];
+    if (!n.usable) continue;
+    tl->free += n.free;
+    for (const auto& e : n.events) AddToBucket(*tl, e.time, e.delta);
+  }
+  return *tl;
+}
+
 void ClusterState::AddEvent(NodeRt& n, int64_t time, const Amount& delta) {
   auto it = std::upper_bound(n.events.begin(), n.events.end(), time,
                              [](int64_t t, const TimeEvent& e) { return t < e.time; });
   n.events.insert(it, TimeEvent{time, delta});
+  if (!n.usable) return;
+  for (uint32_t p : n.partitions)
+    if (auto& tl = timelines_[p]) AddToBucket(*tl, time, delta);
 }
 
 void ClusterState::RemoveEvent(NodeRt& n, int64_t time, const Amount& delta) {
@@ -131,6 +161,15 @@ void ClusterState::RemoveEvent(NodeRt& n, int64_t time, const Amount& delta) {
     if (e.time == time && e.delta.cpus == delta.cpus && e.delta.mem == delta.mem &&
         e.delta.gpus == delta.gpus) {
       n.events.erase(n.events.begin() + static_cast<long>(i));
+      if (!n.usable) return;
+      for (uint32_t p : n.partitions) {
+        auto& tl = timelines_[p];
+        if (!tl) continue;
+        auto b = tl->at.find(time);
+        b->second.sum += -delta;
+        b->second.gains -= Gains(delta);
+        if (--b->second.count == 0) tl->at.erase(b);
+      }
       return;
     }
   }
@@ -140,6 +179,9 @@ void ClusterState::TakeNow(NodeRt& n, const Amount& a) {
   Amount before = n.free;
   n.free += -a;
   for (uint32_t p : n.partitions) part_free_[p] += -a;
+  if (n.usable)
+    for (uint32_t p : n.partitions)
+      if (auto& tl = timelines_[p]) tl->free += -a;
   if (topo_) topo_->OnChange(n, before);
 }
 
@@ -147,6 +189,9 @@ void ClusterState::ReturnNow(NodeRt& n, const Amount& a) {
   Amount before = n.free;
   n.free += a;
   for (uint32_t p : n.partitions) part_free_[p] += a;
+  if (n.usable)
+    for (uint32_t p : n.partitions)
+      if (auto& tl = timelines_[p]) tl->free += a;
   if (topo_) topo_->OnChange(n, before);
   // A node that got room back must be scannable again.
   for (uint32_t p : n.partitions) {
