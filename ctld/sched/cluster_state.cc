@@ -79,13 +79,31 @@ int ClusterState::PartitionId(const std::string& name) const {
   return it == part_index_.end() ? -1 : it->second;
 }
 
+const Amount& ClusterState::Level(const NodeRt& n, size_t i) {
+  if (i >= n.levels_ok) {
+    n.levels.resize(n.events.size());
+    for (size_t k = n.levels_ok; k <= i; ++k) {
+      n.levels[k] = k ? n.levels[k - 1] : n.free;
+      n.levels[k] += n.events[k].delta;
+    }
+    n.levels_ok = i + 1;
+  }
+  return n.levels[i];
+}
+
+Amount ClusterState::LevelAt(const NodeRt& n, int64_t t, size_t* next) {
+  auto it = std::upper_bound(n.events.begin(), n.events.end(), t,
+                             [](int64_t x, const TimeEvent& e) { return x < e.time; });
+  size_t i = static_cast<size_t>(it - n.events.begin());
+  *next = i;
+  return i ? Level(n, i - 1) : n.free;
+}
+
 Amount ClusterState::MinAvail(const NodeRt& n, int64_t start, int64_t end) {
-  Amount cur = n.free;
   size_t i = 0;
-  for (; i < n.events.size() && n.events[i].time <= start; ++i) cur += n.events[i].delta;
-  Amount low = cur;
+  Amount low = LevelAt(n, start, &i);
   for (; i < n.events.size() && n.events[i].time < end; ++i) {
-    cur += n.events[i].delta;
+    const Amount& cur = Level(n, i);
     low.cpus = std::min(low.cpus, cur.cpus);
     low.mem = std::min(low.mem, cur.mem);
     low.gpus = std::min(low.gpus, cur.gpus);
@@ -149,6 +167,7 @@ const PartTimeline& ClusterState::Timeline(int id) {
 void ClusterState::AddEvent(NodeRt& n, int64_t time, const Amount& delta) {
   auto it = std::upper_bound(n.events.begin(), n.events.end(), time,
                              [](int64_t t, const TimeEvent& e) { return t < e.time; });
+  n.levels_ok = std::min(n.levels_ok, static_cast<size_t>(it - n.events.begin()));
   n.events.insert(it, TimeEvent{time, delta});
   if (!n.usable) return;
   for (uint32_t p : n.partitions)
@@ -161,6 +180,7 @@ void ClusterState::RemoveEvent(NodeRt& n, int64_t time, const Amount& delta) {
     if (e.time == time && e.delta.cpus == delta.cpus && e.delta.mem == delta.mem &&
         e.delta.gpus == delta.gpus) {
       n.events.erase(n.events.begin() + static_cast<long>(i));
+      n.levels_ok = std::min(n.levels_ok, i);
       if (!n.usable) return;
       for (uint32_t p : n.partitions) {
         auto& tl = timelines_[p];
@@ -178,6 +198,7 @@ void ClusterState::RemoveEvent(NodeRt& n, int64_t time, const Amount& delta) {
 void ClusterState::TakeNow(NodeRt& n, const Amount& a) {
   Amount before = n.free;
   n.free += -a;
+  n.levels_ok = 0;
   for (uint32_t p : n.partitions) part_free_[p] += -a;
   if (n.usable)
     for (uint32_t p : n.partitions)
@@ -188,6 +209,7 @@ void ClusterState::TakeNow(NodeRt& n, const Amount& a) {
 void ClusterState::ReturnNow(NodeRt& n, const Amount& a) {
   Amount before = n.free;
   n.free += a;
+  n.levels_ok = 0;
   for (uint32_t p : n.partitions) part_free_[p] += a;
   if (n.usable)
     for (uint32_t p : n.partitions)

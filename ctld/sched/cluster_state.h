@@ -80,6 +80,11 @@ struct NodeRt {
   int64_t whole_total = 0;             // healthy whole GPUs (total.gpus also counts instances)
   std::vector<const std::string*> models;  // distinct models of its healthy units (HasGpuModel)
   std::vector<TimeEvent> events;       // sorted by time
+  // Cache of the free amount after each event (free + the deltas of events[0..i]), valid for
+  // the indexes below `levels_ok`; ClusterState keeps `levels_ok` at or below the first event
+  // changed and at 0 when `free` changes (see ClusterState::LevelAt).
+  mutable std::vector<Amount> levels;
+  mutable size_t levels_ok = 0;
   std::vector<std::string> features;   // sorted
   std::vector<uint32_t> partitions;    // partition ids
   std::vector<GpuShareRt> shares;      // GPU share pools (gpu_share.h)
@@ -108,6 +113,11 @@ class ClusterState {
 
   // Minimum availability of `n` over [start, end).
   static Amount MinAvail(const NodeRt& n, int64_t start, int64_t end);
+  // The free amount of `n` after the events at or before `t` (a binary search and the cached
+  // levels); `*next` = the index of the first event after `t`.
+  static Amount LevelAt(const NodeRt& n, int64_t t, size_t* next);
+  // The free amount after events[i] (i < events.size()), from the cached levels.
+  static const Amount& Level(const NodeRt& n, size_t i);
   // Free GPU units of `model` on `n` now: "" = whole GPUs of any type (never MIG instances), a
   // type = whole GPUs of that type, a MIG profile = instances of it, kAllGpuUnits = every unit.
   static int64_t FreeGpusNow(const NodeRt& n, const std::string& model);
