@@ -142,8 +142,13 @@ namespace {
 
 bool Gains(const Amount& d) { return d.cpus > 0 || d.gpus > 0; }
 
+std::map<int64_t, TimeBucket>::iterator BucketAt(PartTimeline& tl, int64_t time) {
+  if (tl.last == tl.at.end() || tl.last->first != time) tl.last = tl.at.try_emplace(time).first;
+  return tl.last;
+}
+
 void AddToBucket(PartTimeline& tl, int64_t time, const Amount& delta) {
-  TimeBucket& b = tl.at[time];
+  TimeBucket& b = BucketAt(tl, time)->second;
   b.sum += delta;
   ++b.count;
   b.gains += Gains(delta);
@@ -185,10 +190,13 @@ void ClusterState::RemoveEvent(NodeRt& n, int64_t time, const Amount& delta) {
       for (uint32_t p : n.partitions) {
         auto& tl = timelines_[p];
         if (!tl) continue;
-        auto b = tl->at.find(time);
+        auto b = BucketAt(*tl, time);
         b->second.sum += -delta;
         b->second.gains -= Gains(delta);
-        if (--b->second.count == 0) tl->at.erase(b);
+        if (--b->second.count == 0) {
+          tl->at.erase(b);
+          tl->last = tl->at.end();
+        }
       }
       return;
     }

@@ -66,6 +66,9 @@ struct TimeBucket {
 struct PartTimeline {
   Amount free;
   std::map<int64_t, TimeBucket> at;
+  // The instant changed last (a reservation adds its start and end on every node it holds):
+  // found again without a search. at.end() when none.
+  std::map<int64_t, TimeBucket>::iterator last = at.end();
 };
 
 struct NodeRt {

@@ -50,6 +50,30 @@ bool InPartition(const NodeRt& n, int partition) {
          n.partitions.end();
 }
 
+// node -> index in Placer::out_: a sorted vector (a placement uses few nodes; no allocation per
+// node as a std::map would make).
+class UsedNodes {
+ public:
+  size_t size() const { return v_.size(); }
+  bool empty() const { return v_.empty(); }
+  size_t count(uint32_t node) const { return Find(node) != v_.end(); }
+  // The index of `node` in out_, or -1.
+  long Index(uint32_t node) const {
+    auto it = Find(node);
+    return it == v_.end() ? -1 : static_cast<long>(it->second);
+  }
+  void Add(uint32_t node, size_t index) {
+    v_.insert(std::lower_bound(v_.begin(), v_.end(), std::make_pair(node, size_t{0})), {node, index});
+  }
+
+ private:
+  std::vector<std::pair<uint32_t, size_t>>::const_iterator Find(uint32_t node) const {
+    auto it = std::lower_bound(v_.begin(), v_.end(), std::make_pair(node, size_t{0}));
+    return it != v_.end() && it->first == node ? it : v_.end();
+  }
+  std::vector<std::pair<uint32_t, size_t>> v_;
+};
+
 struct Cand {
   uint32_t node;
   int64_t take;
@@ -110,8 +134,8 @@ class Placer {
   }
   // The GPU this job already shares on `n` (an earlier group), or -1.
   int64_t SharedGpu(const NodeRt& n) const {
-    auto it = used_.find(n.index);
-    return it == used_.end() ? -1 : out_[it->second].share_gpu;
+    long i = used_.Index(n.index);
+    return i < 0 ? -1 : out_[static_cast<size_t>(i)].share_gpu;
   }
   void TakeShare(NodeRt& n, int pool, const ShareAmount& a, NodePlacement& p);
   // --segment caps (PlaceScope::leaf_caps): whether one more node of `node`'s leaf may be used.
@@ -132,7 +156,7 @@ class Placer {
   // groups of one task per node, e.g. tessera-sim's uneven multi-node jobs): a node an earlier
   // group already holds would leave the job short of nodes.
   bool fresh_only_ = false;
-  std::map<uint32_t, size_t> used_;  // node -> index in out_
+  UsedNodes used_;  // node -> index in out_
   std::vector<NodePlacement> out_;
 };
 
@@ -142,6 +166,7 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
   bool gpu = g.per_task.gpus + g.per_node.gpus > 0;
   bool share = WantsShare(g);
   std::vector<Cand> cands;
+  cands.reserve(32);
   int64_t acc = 0;
   size_t window = s_.HasScores() ? s_.config().score_window : 1;
   auto consider = [&](NodeRt& n) {
@@ -233,10 +258,10 @@ uint32_t Placer::PlaceGroup(size_t gi) {
       if (pool < 0) continue;
     }
     if (fresh) {
-      used_[c.node] = out_.size();
+      used_.Add(c.node, out_.size());
       out_.push_back({n.snap->name, 0, 0, {}, 0, std::vector<uint32_t>(js.groups.size(), 0), {}});
     }
-    NodePlacement& p = out_[used_[c.node]];
+    NodePlacement& p = out_[static_cast<size_t>(used_.Index(c.node))];
     if (pool >= 0) TakeShare(n, pool, ShareFor(g, k), p);
     if (now_) {
       auto idx = st_.Allocate(n, amt, js.exclusive ? kAllGpuUnits : model, end_, &p.mig_uuids);
