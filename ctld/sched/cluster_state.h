@@ -8,6 +8,9 @@
 // window [s, e) is the per-dimension minimum of free + prefix sums, so "can it start now" and
 // "when is the earliest start" are the same query at different s (Flux's planner idea).
 //
+// Each partition also has a merged timeline of its usable nodes (Timeline(): built on first
+// use, then kept exact by AddEvent/RemoveEvent/TakeNow/ReturnNow), walked by reservations.
+//
 // Invariant: free never goes negative; events stay sorted. Partition node lists keep the
 // configured order (node Weight, then config order). "Open" lists hold the nodes of a partition
 // that may still have free CPUs (resp. GPUs) now; they shrink lazily as nodes fill up.
