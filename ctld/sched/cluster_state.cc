@@ -11,6 +11,7 @@ ClusterState::ClusterState(const ClusterSnapshot& snap) : now_(snap.now) {
   }
   part_nodes_.resize(partitions_.size());
   part_free_.resize(partitions_.size());
+  timelines_.resize(partitions_.size());
   nodes_.reserve(snap.nodes.size());
   for (const auto& ns : snap.nodes) {
     NodeRt n;
@@ -78,13 +79,31 @@ int ClusterState::PartitionId(const std::string& name) const {
   return it == part_index_.end() ? -1 : it->second;
 }
 
+const Amount& ClusterState::Level(const NodeRt& n, size_t i) {
+  if (i >= n.levels_ok) {
+    n.levels.resize(n.events.size());
+    for (size_t k = n.levels_ok; k <= i; ++k) {
+      n.levels[k] = k ? n.levels[k - 1] : n.free;
+      n.levels[k] += n.events[k].delta;
+    }
+    n.levels_ok = i + 1;
+  }
+  return n.levels[i];
+}
+
+Amount ClusterState::LevelAt(const NodeRt& n, int64_t t, size_t* next) {
+  auto it = std::upper_bound(n.events.begin(), n.events.end(), t,
+                             [](int64_t x, const TimeEvent& e) { return x < e.time; });
+  size_t i = static_cast<size_t>(it - n.events.begin());
+  *next = i;
+  return i ? Level(n, i - 1) : n.free;
+}
+
 Amount ClusterState::MinAvail(const NodeRt& n, int64_t start, int64_t end) {
-  Amount cur = n.free;
   size_t i = 0;
-  for (; i < n.events.size() && n.events[i].time <= start; ++i) cur += n.events[i].delta;
-  Amount low = cur;
+  Amount low = LevelAt(n, start, &i);
   for (; i < n.events.size() && n.events[i].time < end; ++i) {
-    cur += n.events[i].delta;
+    const Amount& cur = Level(n, i);
     low.cpus = std::min(low.cpus, cur.cpus);
     low.mem = std::min(low.mem, cur.mem);
     low.gpus = std::min(low.gpus, cur.gpus);
@@ -119,10 +138,45 @@ bool ClusterState::PartitionHasModel(int id, const std::string& model) const {
   return part_models_[key] = has;
 }
 
+namespace {
+
+bool Gains(const Amount& d) { return d.cpus > 0 || d.gpus > 0; }
+
+std::map<int64_t, TimeBucket>::iterator BucketAt(PartTimeline& tl, int64_t time) {
+  if (tl.last == tl.at.end() || tl.last->first != time) tl.last = tl.at.try_emplace(time).first;
+  return tl.last;
+}
+
+void AddToBucket(PartTimeline& tl, int64_t time, const Amount& delta) {
+  TimeBucket& b = BucketAt(tl, time)->second;
+  b.sum += delta;
+  ++b.count;
+  b.gains += Gains(delta);
+}
+
+}  // namespace
+
+const PartTimeline& ClusterState::Timeline(int id) {
+  auto& tl = timelines_[static_cast<size_t>(id)];
+  if (tl) return *tl;
+  tl = std::make_unique<PartTimeline>();
+  for (uint32_t i : part_nodes_[static_cast<size_t>(id)]) {
+    const NodeRt& n = nodes_[i];
+    if (!n.usable) continue;
+    tl->free += n.free;
+    for (const auto& e : n.events) AddToBucket(*tl, e.time, e.delta);
+  }
+  return *tl;
+}
+
 void ClusterState::AddEvent(NodeRt& n, int64_t time, const Amount& delta) {
   auto it = std::upper_bound(n.events.begin(), n.events.end(), time,
                              [](int64_t t, const TimeEvent& e) { return t < e.time; });
+  n.levels_ok = std::min(n.levels_ok, static_cast<size_t>(it - n.events.begin()));
   n.events.insert(it, TimeEvent{time, delta});
+  if (!n.usable) return;
+  for (uint32_t p : n.partitions)
+    if (auto& tl = timelines_[p]) AddToBucket(*tl, time, delta);
 }
 
 void ClusterState::RemoveEvent(NodeRt& n, int64_t time, const Amount& delta) {
@@ -131,6 +185,19 @@ void ClusterState::RemoveEvent(NodeRt& n, int64_t time, const Amount& delta) {
     if (e.time == time && e.delta.cpus == delta.cpus && e.delta.mem == delta.mem &&
         e.delta.gpus == delta.gpus) {
       n.events.erase(n.events.begin() + static_cast<long>(i));
+      n.levels_ok = std::min(n.levels_ok, i);
+      if (!n.usable) return;
+      for (uint32_t p : n.partitions) {
+        auto& tl = timelines_[p];
+        if (!tl) continue;
+        auto b = BucketAt(*tl, time);
+        b->second.sum += -delta;
+        b->second.gains -= Gains(delta);
+        if (--b->second.count == 0) {
+          tl->at.erase(b);
+          tl->last = tl->at.end();
+        }
+      }
       return;
     }
   }
@@ -139,14 +206,22 @@ void ClusterState::RemoveEvent(NodeRt& n, int64_t time, const Amount& delta) {
 void ClusterState::TakeNow(NodeRt& n, const Amount& a) {
   Amount before = n.free;
   n.free += -a;
+  n.levels_ok = 0;
   for (uint32_t p : n.partitions) part_free_[p] += -a;
+  if (n.usable)
+    for (uint32_t p : n.partitions)
+      if (auto& tl = timelines_[p]) tl->free += -a;
   if (topo_) topo_->OnChange(n, before);
 }
 
 void ClusterState::ReturnNow(NodeRt& n, const Amount& a) {
   Amount before = n.free;
   n.free += a;
+  n.levels_ok = 0;
   for (uint32_t p : n.partitions) part_free_[p] += a;
+  if (n.usable)
+    for (uint32_t p : n.partitions)
+      if (auto& tl = timelines_[p]) tl->free += a;
   if (topo_) topo_->OnChange(n, before);
   // A node that got room back must be scannable again.
   for (uint32_t p : n.partitions) {

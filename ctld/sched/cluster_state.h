@@ -8,6 +8,9 @@
 // window [s, e) is the per-dimension minimum of free + prefix sums, so "can it start now" and
 // "when is the earliest start" are the same query at different s (Flux's planner idea).
 //
+// Each partition also has a merged timeline of its usable nodes (Timeline(): built on first
+// use, then kept exact by AddEvent/RemoveEvent/TakeNow/ReturnNow), walked by reservations.
+//
 // Invariant: free never goes negative; events stay sorted. Partition node lists keep the
 // configured order (node Weight, then config order). "Open" lists hold the nodes of a partition
 // that may still have free CPUs (resp. GPUs) now; they shrink lazily as nodes fill up.
@@ -52,6 +55,25 @@ struct TimeEvent {
   Amount delta;
 };
 
+// One instant of a partition's merged timeline (ClusterState::Timeline): the summed deltas of
+// its events at that time, how many events, and how many of them give CPUs or GPUs back.
+struct TimeBucket {
+  Amount sum;
+  uint32_t count = 0;
+  uint32_t gains = 0;
+};
+
+// A partition's timeline: the events of its usable nodes merged by time, and the free-now sum
+// of those nodes. Equal to gathering and sorting every node's events, kept up to date on every
+// event and take instead (a reservation walks it in O(instants), not O(events log events)).
+struct PartTimeline {
+  Amount free;
+  std::map<int64_t, TimeBucket> at;
+  // The instant changed last (a reservation adds its start and end on every node it holds):
+  // found again without a search. at.end() when none.
+  std::map<int64_t, TimeBucket>::iterator last = at.end();
+};
+
 struct NodeRt {
   const NodeSnap* snap = nullptr;
   uint32_t index = 0;
@@ -64,6 +86,11 @@ struct NodeRt {
   int64_t whole_total = 0;             // healthy whole GPUs (total.gpus also counts instances)
   std::vector<const std::string*> models;  // distinct models of its healthy units (HasGpuModel)
   std::vector<TimeEvent> events;       // sorted by time
+  // Cache of the free amount after each event (free + the deltas of events[0..i]), valid for
+  // the indexes below `levels_ok`; ClusterState keeps `levels_ok` at or below the first event
+  // changed and at 0 when `free` changes (see ClusterState::LevelAt).
+  mutable std::vector<Amount> levels;
+  mutable size_t levels_ok = 0;
   std::vector<std::string> features;   // sorted
   std::vector<uint32_t> partitions;    // partition ids
   std::vector<GpuShareRt> shares;      // GPU share pools (gpu_share.h)
@@ -92,6 +119,11 @@ class ClusterState {
 
   // Minimum availability of `n` over [start, end).
   static Amount MinAvail(const NodeRt& n, int64_t start, int64_t end);
+  // The free amount of `n` after the events at or before `t` (a binary search and the cached
+  // levels); `*next` = the index of the first event after `t`.
+  static Amount LevelAt(const NodeRt& n, int64_t t, size_t* next);
+  // The free amount after events[i] (i < events.size()), from the cached levels.
+  static const Amount& Level(const NodeRt& n, size_t i);
   // Free GPU units of `model` on `n` now: "" = whole GPUs of any type (never MIG instances), a
   // type = whole GPUs of that type, a MIG profile = instances of it, kAllGpuUnits = every unit.
   static int64_t FreeGpusNow(const NodeRt& n, const std::string& model);
@@ -103,6 +135,10 @@ class ClusterState {
   // (gpusched) Memo of GpuMemCandidates (gpu_mem.h): (partition, MiB, filter) -> models.
   using GpuMemMemoMap = std::map<std::tuple<int, uint64_t, std::string>, std::vector<std::string>>;
   GpuMemMemoMap& GpuMemMemo() const { return gpu_mem_memo_; }
+
+  // The merged timeline of partition `id` (PartTimeline), built on first use in the cycle and
+  // kept exact from then on by AddEvent, RemoveEvent, TakeNow and ReturnNow.
+  const PartTimeline& Timeline(int id);
 
   // Mutations (used by Statement, which can undo them).
   void AddEvent(NodeRt& n, int64_t time, const Amount& delta);
@@ -122,6 +158,7 @@ class ClusterState {
   std::vector<Amount> part_free_;
   mutable std::map<std::pair<int, std::string>, bool> part_models_;
   std::unique_ptr<TopoState> topo_;
+  std::vector<std::unique_ptr<PartTimeline>> timelines_;  // per partition; null until Timeline()
   mutable GpuMemMemoMap gpu_mem_memo_;
 };
 

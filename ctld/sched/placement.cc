@@ -1,6 +1,7 @@
 #include "ctld/sched/placement.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include "ctld/sched/gpu_mem.h"
@@ -48,6 +49,30 @@ bool InPartition(const NodeRt& n, int partition) {
   return std::find(n.partitions.begin(), n.partitions.end(), static_cast<uint32_t>(partition)) !=
          n.partitions.end();
 }
+
+// node -> index in Placer::out_: a sorted vector (a placement uses few nodes; no allocation per
+// node as a std::map would make).
+class UsedNodes {
+ public:
+  size_t size() const { return v_.size(); }
+  bool empty() const { return v_.empty(); }
+  size_t count(uint32_t node) const { return Find(node) != v_.end(); }
+  // The index of `node` in out_, or -1.
+  long Index(uint32_t node) const {
+    auto it = Find(node);
+    return it == v_.end() ? -1 : static_cast<long>(it->second);
+  }
+  void Add(uint32_t node, size_t index) {
+    v_.insert(std::lower_bound(v_.begin(), v_.end(), std::make_pair(node, size_t{0})), {node, index});
+  }
+
+ private:
+  std::vector<std::pair<uint32_t, size_t>>::const_iterator Find(uint32_t node) const {
+    auto it = std::lower_bound(v_.begin(), v_.end(), std::make_pair(node, size_t{0}));
+    return it != v_.end() && it->first == node ? it : v_.end();
+  }
+  std::vector<std::pair<uint32_t, size_t>> v_;
+};
 
 struct Cand {
   uint32_t node;
@@ -109,8 +134,8 @@ class Placer {
   }
   // The GPU this job already shares on `n` (an earlier group), or -1.
   int64_t SharedGpu(const NodeRt& n) const {
-    auto it = used_.find(n.index);
-    return it == used_.end() ? -1 : out_[it->second].share_gpu;
+    long i = used_.Index(n.index);
+    return i < 0 ? -1 : out_[static_cast<size_t>(i)].share_gpu;
   }
   void TakeShare(NodeRt& n, int pool, const ShareAmount& a, NodePlacement& p);
   // --segment caps (PlaceScope::leaf_caps): whether one more node of `node`'s leaf may be used.
@@ -131,7 +156,7 @@ class Placer {
   // groups of one task per node, e.g. tessera-sim's uneven multi-node jobs): a node an earlier
   // group already holds would leave the job short of nodes.
   bool fresh_only_ = false;
-  std::map<uint32_t, size_t> used_;  // node -> index in out_
+  UsedNodes used_;  // node -> index in out_
   std::vector<NodePlacement> out_;
 };
 
@@ -141,6 +166,7 @@ std::vector<Cand> Placer::Collect(const GroupReq& g, int64_t left, int64_t sprea
   bool gpu = g.per_task.gpus + g.per_node.gpus > 0;
   bool share = WantsShare(g);
   std::vector<Cand> cands;
+  cands.reserve(32);
   int64_t acc = 0;
   size_t window = s_.HasScores() ? s_.config().score_window : 1;
   auto consider = [&](NodeRt& n) {
@@ -232,10 +258,10 @@ uint32_t Placer::PlaceGroup(size_t gi) {
       if (pool < 0) continue;
     }
     if (fresh) {
-      used_[c.node] = out_.size();
+      used_.Add(c.node, out_.size());
       out_.push_back({n.snap->name, 0, 0, {}, 0, std::vector<uint32_t>(js.groups.size(), 0), {}});
     }
-    NodePlacement& p = out_[used_[c.node]];
+    NodePlacement& p = out_[static_cast<size_t>(used_.Index(c.node))];
     if (pool >= 0) TakeShare(n, pool, ShareFor(g, k), p);
     if (now_) {
       auto idx = st_.Allocate(n, amt, js.exclusive ? kAllGpuUnits : model, end_, &p.mig_uuids);
@@ -412,46 +438,91 @@ void MarkReserved(Session& s, JobInfo& j, int64_t start, const std::vector<NodeP
 
 namespace {
 
+// The minimum of a partition's free CPUs and GPUs over windows [t, t + len) for increasing t:
+// one pass over the timeline with monotonic queues (a sliding-window minimum). Every placement
+// takes at most a node's minimum over the window, and the sum of those minima is at most the
+// minimum of the sum, so a strict gang needing more than this minimum cannot be placed there.
+class WindowMin {
+ public:
+  WindowMin(const PartTimeline& tl, int64_t len) : tl_(tl), next_(tl.at.begin()), agg_(tl.free), len_(len) {}
+
+  // The minimum over (t, t + len) of the free sums after each instant's events; `at_t`, the
+  // sums after the events at or before t, is the value at t itself. Calls come with
+  // non-decreasing t. The timeline may change between calls only by changes undone before the
+  // next call (a discarded Statement), which neither erases nor alters an instant seen here.
+  Amount Over(int64_t t, const Amount& at_t) {
+    int64_t end = t > kNever - len_ ? kNever : t + len_;
+    for (; next_ != tl_.at.end() && next_->first < end; ++next_) {
+      agg_ += next_->second.sum;
+      Push(cpus_, next_->first, agg_.cpus);
+      Push(gpus_, next_->first, agg_.gpus);
+    }
+    Amount low = at_t;
+    low.cpus = std::min(low.cpus, Front(cpus_, t, at_t.cpus));
+    low.gpus = std::min(low.gpus, Front(gpus_, t, at_t.gpus));
+    return low;
+  }
+
+ private:
+  using Queue = std::deque<std::pair<int64_t, int64_t>>;  // (time, value), values increasing
+  static void Push(Queue& q, int64_t time, int64_t v) {
+    while (!q.empty() && q.back().second >= v) q.pop_back();
+    q.emplace_back(time, v);
+  }
+  static int64_t Front(Queue& q, int64_t t, int64_t dflt) {
+    while (!q.empty() && q.front().first <= t) q.pop_front();
+    return q.empty() ? dflt : q.front().second;
+  }
+
+  const PartTimeline& tl_;
+  std::map<int64_t, TimeBucket>::const_iterator next_;
+  Amount agg_;
+  int64_t len_;
+  Queue cpus_, gpus_;
+};
+
+// The earliest start (now, then each instant within bf_window when CPUs or GPUs come back or a
+// reservation block begins or ends) where the whole job fits for its time limit. The
+// partition's merged timeline (ClusterState::Timeline) gives the instants and the free sums;
+// a strict gang is not scanned for at an instant where the free sums at it, or over its window
+// (WindowMin), are short of its total: PlaceAt could not place it there. Such a window-short
+// instant still counts as a try (bf_max_times), as the failed scan did before.
 bool ReserveAs(Session& s, JobInfo& j) {
   if (!ModelsOffered(s, j)) return false;
   if (TopologyApplies(s, j)) return ReserveWithTopology(s, j);
-  const auto& nodes = s.state().PartitionNodes(j.partition);
-  std::vector<TimeEvent> events;
-  Amount agg;
+  const PartTimeline& tl = s.state().Timeline(j.partition);
+  Amount agg = tl.free;
   int64_t horizon = s.now() + s.config().bf_window;
-  for (uint32_t i : nodes) {
-    const NodeRt& n = s.state().nodes()[i];
-    if (!n.usable) continue;
-    agg += n.free;
-    for (const auto& e : n.events)
-      if (e.time <= horizon) events.push_back(e);
-  }
-  std::sort(events.begin(), events.end(),
-            [](const TimeEvent& a, const TimeEvent& b) { return a.time < b.time; });
   bool strict = j.min_tasks >= j.total_tasks;
   uint32_t tries = 0;
+  WindowMin window(tl, std::max<int64_t>(1, j.time_limit));
   auto reserve_at = [&](int64_t t) {
     if (strict && (agg.cpus < j.total.cpus || agg.gpus < j.total.gpus)) return false;
     if (++tries > s.config().bf_max_times) return false;
+    if (strict) {
+      Amount low = window.Over(t, agg);
+      if (low.cpus < j.total.cpus || low.gpus < j.total.gpus) return false;
+    }
     std::vector<NodePlacement> placed;
     if (!PlaceAt(s, j, t, false, nullptr, &placed)) return false;
     MarkReserved(s, j, t, placed);
     return true;
   };
-  size_t e = 0;
-  while (e < events.size() && events[e].time <= s.now()) agg += events[e++].delta;
+  auto e = tl.at.begin();
+  for (; e != tl.at.end() && e->first <= s.now(); ++e) agg += e->second.sum;
   if (reserve_at(s.now())) return true;
   // Reservation boundaries (issue 17 §1) are start times too: a block ends, or one begins.
   std::vector<int64_t> bounds = s.resv().Boundaries(s.now() + 1, horizon);
   size_t b = 0;
-  while ((e < events.size() || b < bounds.size()) && tries <= s.config().bf_max_times) {
-    int64_t t = std::min(e < events.size() ? events[e].time : kNever,
-                         b < bounds.size() ? bounds[b] : kNever);
+  auto in_window = [&] { return e != tl.at.end() && e->first <= horizon; };
+  while ((in_window() || b < bounds.size()) && tries <= s.config().bf_max_times) {
+    int64_t t = std::min(in_window() ? e->first : kNever, b < bounds.size() ? bounds[b] : kNever);
     bool gain = false;
     for (; b < bounds.size() && bounds[b] == t; ++b) gain = true;
-    for (; e < events.size() && events[e].time == t; ++e) {
-      agg += events[e].delta;
-      gain |= events[e].delta.cpus > 0 || events[e].delta.gpus > 0;
+    if (in_window() && e->first == t) {
+      agg += e->second.sum;
+      gain |= e->second.gains > 0;
+      ++e;
     }
     if (gain && reserve_at(t)) return true;
   }

@@ -13,7 +13,7 @@ namespace tessera::sched {
 
 class Statement {
  public:
-  explicit Statement(ClusterState& state) : state_(state) {}
+  explicit Statement(ClusterState& state) : state_(state) { ops_.reserve(8); }
   ~Statement() { Discard(); }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;

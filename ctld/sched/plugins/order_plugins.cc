@@ -107,18 +107,16 @@ class NodeOrderPlugin : public Plugin {
   // The first time >= from at which `n` has every unit free, by its timeline (the last event's
   // time when it never does, e.g. a GPU held by a reconfiguration).
   static int64_t FirstEmpty(const NodeRt& n, int64_t from) {
-    Amount a = n.free;
-    auto empty = [&] {
+    auto empty = [&](const Amount& a) {
       return a.cpus >= n.total.cpus && a.mem >= n.total.mem && a.gpus >= n.total.gpus;
     };
     const auto& ev = n.events;
     size_t i = 0;
-    for (; i < ev.size() && ev[i].time <= from; ++i) a += ev[i].delta;
-    if (empty()) return from;
+    if (empty(ClusterState::LevelAt(n, from, &i))) return from;
     while (i < ev.size()) {
       int64_t t = ev[i].time;
-      for (; i < ev.size() && ev[i].time == t; ++i) a += ev[i].delta;
-      if (empty()) return t;
+      for (; i + 1 < ev.size() && ev[i + 1].time == t; ++i) {}
+      if (empty(ClusterState::Level(n, i++))) return t;
     }
     return ev.empty() ? from : ev.back().time;
   }
