@@ -1,6 +1,8 @@
 // priority, fifo, gang and nodeorder: the plugins that order jobs, judge gangs and score nodes.
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "ctld/sched/plugins/plugins.h"
@@ -56,12 +58,13 @@ class GangPlugin : public Plugin {
 // Node scores in [0, 1] (sched_config.h, "Node order"): binpack prefers nodes with less left
 // free (in the dimension the job uses most: GPUs for GPU jobs, else CPUs); spread prefers
 // emptier nodes; endtime prefers nodes whose work already outlasts the job; size prefers the
-// smallest nodes of the partition (large nodes kept for the jobs only they can hold).
+// smallest nodes of the partition (large nodes kept for the jobs only they can hold); scarce
+// keeps jobs off the nodes whose capacity few nodes of the partition have (ScarceScores).
 class NodeOrderPlugin : public Plugin {
  public:
   explicit NodeOrderPlugin(const SchedConfig& c)
       : binpack_(c.binpack_weight), spread_(c.spread_weight), endtime_(c.endtime_weight),
-        size_(c.size_weight) {}
+        size_(c.size_weight), scarce_(c.scarce_weight) {}
   std::string Name() const override { return "nodeorder"; }
   void OnSessionOpen(Session& s) override {
     auto free_frac = [](const JobInfo& j, const NodeRt& n, const Amount& a) {
@@ -92,6 +95,55 @@ class NodeOrderPlugin : public Plugin {
         return SizeScore(n.total, (*largest)[static_cast<size_t>(j.partition)]);
       }, size_);
     }
+    if (scarce_ > 0) {
+      auto scores = std::make_shared<std::vector<std::vector<float>>>(ScarceScores(s.state()));
+      s.AddNodeScore([scores](const JobInfo& j, const NodeRt& n, const NodeFit&) {
+        if (j.partition < 0) return 0.0;
+        const auto& v = (*scores)[static_cast<size_t>(j.partition)];
+        return n.index < v.size() ? double(v[n.index]) : 0.0;
+      }, scarce_);
+    }
+  }
+
+  // Per partition and node: 1 - fewest / hosts(node), where hosts(node) is the number of the
+  // partition's nodes at least as large as the node in CPUs, memory and GPUs (the nodes a job
+  // needing the node's whole capacity could run on) and `fewest` the smallest such count in
+  // the partition. The nodes of the rarest capacity score 0, common ones near 1; a partition
+  // of identical nodes scores 0 everywhere (no change). A job that fits only the rare nodes
+  // sees equal scores on all its candidates; a small job is kept off them. Nodes are grouped
+  // by shape, so the cost is O(nodes log shapes + shapes^2) per partition and cycle.
+  static std::vector<std::vector<float>> ScarceScores(const ClusterState& st) {
+    std::vector<std::vector<float>> out(st.PartitionCount());
+    using Shape = std::tuple<int64_t, int64_t, int64_t>;
+    for (size_t p = 0; p < out.size(); ++p) {
+      const auto& idx = st.PartitionNodes(static_cast<int>(p));
+      if (idx.empty()) continue;
+      std::map<Shape, uint32_t> count;
+      for (uint32_t i : idx) {
+        const Amount& t = st.nodes()[i].total;
+        ++count[{t.cpus, t.mem, t.gpus}];
+      }
+      std::map<Shape, uint32_t> hosts;
+      uint32_t fewest = UINT32_MAX;
+      for (const auto& [a, na] : count) {
+        uint32_t h = 0;
+        for (const auto& [b, nb] : count)
+          if (std::get<0>(b) >= std::get<0>(a) && std::get<1>(b) >= std::get<1>(a) &&
+              std::get<2>(b) >= std::get<2>(a))
+            h += nb;
+        hosts[a] = h;
+        fewest = std::min(fewest, h);
+      }
+      uint32_t max_index = 0;
+      for (uint32_t i : idx) max_index = std::max(max_index, i);
+      auto& v = out[p];
+      v.assign(max_index + 1, 0.0f);
+      for (uint32_t i : idx) {
+        const Amount& t = st.nodes()[i].total;
+        v[i] = 1.0f - float(fewest) / float(hosts[{t.cpus, t.mem, t.gpus}]);
+      }
+    }
+    return out;
   }
 
   // 1 when the node would not be empty before the job ends anyway, falling linearly to 0 as
@@ -139,7 +191,7 @@ class NodeOrderPlugin : public Plugin {
   }
 
  private:
-  double binpack_, spread_, endtime_, size_;
+  double binpack_, spread_, endtime_, size_, scarce_;
 };
 
 }  // namespace
