@@ -19,7 +19,7 @@ const double kDefaultSizeWeight = 1;
 // scarce (session 8): 1 - fewest/hosts, hosts = the partition's nodes at least as large as the
 // node (order_plugins.cc ScarceScores): keeps one-GPU and CPU-only jobs off the few nodes that
 // are the only fit for the partition's largest jobs. scarce_weight=0 turns it off.
-const double kDefaultScarceWeight = 2;
+const double kDefaultScarceWeight = 4;
 // The default policy's backfill reservations (BuildSchedConfig; 1 = EASY).
 constexpr uint32_t kDefaultPolicyDepth = 4;
 // The default policy's starvation bound (bf_oldest, sched_config.h): the oldest eligible job
