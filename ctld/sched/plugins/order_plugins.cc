@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -59,7 +60,8 @@ class GangPlugin : public Plugin {
 // free (in the dimension the job uses most: GPUs for GPU jobs, else CPUs); spread prefers
 // emptier nodes; endtime prefers nodes whose work already outlasts the job; size prefers the
 // smallest nodes of the partition (large nodes kept for the jobs only they can hold); scarce
-// keeps jobs off the nodes whose capacity few nodes of the partition have (ScarceScores).
+// keeps jobs off the nodes of a kind (size, features, GPU model) few nodes of the partition
+// match: those the partition's largest or constrained jobs need (ScarceScores).
 class NodeOrderPlugin : public Plugin {
  public:
   explicit NodeOrderPlugin(const SchedConfig& c)
@@ -105,43 +107,57 @@ class NodeOrderPlugin : public Plugin {
     }
   }
 
-  // Per partition and node: 1 - fewest / hosts(node), where hosts(node) is the number of the
-  // partition's nodes at least as large as the node in CPUs, memory and GPUs (the nodes a job
-  // needing the node's whole capacity could run on) and `fewest` the smallest such count in
-  // the partition. The nodes of the rarest capacity score 0, common ones near 1; a partition
-  // of identical nodes scores 0 everywhere (no change). A job that fits only the rare nodes
-  // sees equal scores on all its candidates; a small job is kept off them. Nodes are grouped
-  // by shape, so the cost is O(nodes log shapes + shapes^2) per partition and cycle.
+  // Per partition and node: 1 - fewest / hosts(node). hosts(node) is the number of the
+  // partition's nodes that could run a job asking for the node's whole capacity and kind: at
+  // least as many CPUs, as much memory and as many GPUs, and every one of its features and GPU
+  // models; `fewest` is the smallest such count in the partition. The nodes of the rarest kind
+  // score 0, common ones near 1, and a partition of identical nodes 0 everywhere (no change).
+  // A job that fits only the rare nodes sees equal scores on all its candidates (no effect);
+  // a small or unconstrained job is kept off them. Nodes are grouped by kind, so the cost is
+  // O(nodes log kinds + kinds^2) per partition and cycle.
   static std::vector<std::vector<float>> ScarceScores(const ClusterState& st) {
+    struct Kind {
+      int64_t cpus, mem, gpus;
+      std::vector<std::string> tags;  // features and "gpu:MODEL", sorted, unique
+      bool operator<(const Kind& o) const {
+        return std::tie(cpus, mem, gpus, tags) < std::tie(o.cpus, o.mem, o.gpus, o.tags);
+      }
+      bool Holds(const Kind& o) const {  // a job asking for all of `o` fits a node of this kind
+        return cpus >= o.cpus && mem >= o.mem && gpus >= o.gpus &&
+               std::includes(tags.begin(), tags.end(), o.tags.begin(), o.tags.end());
+      }
+    };
+    auto kind_of = [&](const NodeRt& n) {
+      Kind k{n.total.cpus, n.total.mem, n.total.gpus, n.snap->features};
+      for (const GpuSnap& g : n.snap->gpus) k.tags.push_back("gpu:" + g.model);
+      std::sort(k.tags.begin(), k.tags.end());
+      k.tags.erase(std::unique(k.tags.begin(), k.tags.end()), k.tags.end());
+      return k;
+    };
     std::vector<std::vector<float>> out(st.PartitionCount());
-    using Shape = std::tuple<int64_t, int64_t, int64_t>;
     for (size_t p = 0; p < out.size(); ++p) {
       const auto& idx = st.PartitionNodes(static_cast<int>(p));
       if (idx.empty()) continue;
-      std::map<Shape, uint32_t> count;
-      for (uint32_t i : idx) {
-        const Amount& t = st.nodes()[i].total;
-        ++count[{t.cpus, t.mem, t.gpus}];
+      std::map<Kind, uint32_t> count;  // kind -> nodes, then -> hosts
+      std::vector<const Kind*> kinds(idx.size());
+      for (size_t i = 0; i < idx.size(); ++i) {
+        auto it = count.emplace(kind_of(st.nodes()[idx[i]]), 0).first;
+        ++it->second;
+        kinds[i] = &it->first;
       }
-      std::map<Shape, uint32_t> hosts;
+      std::map<const Kind*, uint32_t> hosts;
       uint32_t fewest = UINT32_MAX;
       for (const auto& [a, na] : count) {
         uint32_t h = 0;
         for (const auto& [b, nb] : count)
-          if (std::get<0>(b) >= std::get<0>(a) && std::get<1>(b) >= std::get<1>(a) &&
-              std::get<2>(b) >= std::get<2>(a))
-            h += nb;
-        hosts[a] = h;
+          if (b.Holds(a)) h += nb;
+        hosts[&a] = h;
         fewest = std::min(fewest, h);
       }
-      uint32_t max_index = 0;
-      for (uint32_t i : idx) max_index = std::max(max_index, i);
       auto& v = out[p];
-      v.assign(max_index + 1, 0.0f);
-      for (uint32_t i : idx) {
-        const Amount& t = st.nodes()[i].total;
-        v[i] = 1.0f - float(fewest) / float(hosts[{t.cpus, t.mem, t.gpus}]);
-      }
+      v.assign(*std::max_element(idx.begin(), idx.end()) + 1, 0.0f);
+      for (size_t i = 0; i < idx.size(); ++i)
+        v[idx[i]] = 1.0f - float(fewest) / float(hosts[kinds[i]]);
     }
     return out;
   }
