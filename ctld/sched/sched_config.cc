@@ -16,9 +16,12 @@ namespace tessera::sched {
 // endtime_weight=0,size_weight=0 gives plain bin packing (binpack_weight) as before.
 const double kDefaultEndtimeWeight = 1;
 const double kDefaultSizeWeight = 1;
-// scarce (session 8): 1 - fewest/hosts, hosts = the partition's nodes at least as large as the
-// node (order_plugins.cc ScarceScores): keeps one-GPU and CPU-only jobs off the few nodes that
-// are the only fit for the partition's largest jobs. scarce_weight=0 turns it off.
+// scarce (session 8): 1 - fewest/hosts, hosts = the partition's nodes that could run a job
+// asking for the node's whole capacity, features and GPU models (order_plugins.cc
+// ScarceScores): keeps one-GPU, CPU-only and unconstrained jobs off the few nodes that are the
+// only fit for the partition's largest or constrained jobs. 4 = twice the most binpack +
+// endtime can add (2): an idle node whose hosts are at least twice the rarest kind's
+// (score >= 0.5) wins over a partly used node of the rarest kind. scarce_weight=0 turns it off.
 const double kDefaultScarceWeight = 4;
 // The default policy's backfill reservations (BuildSchedConfig; 1 = EASY).
 constexpr uint32_t kDefaultPolicyDepth = 4;

@@ -6,7 +6,8 @@
 //   SchedulerPlugins=priority,gang,predicates,nodeorder,lifecycle,limits  (or fifo for priority)
 //   SchedulerParameters=bf_reservation_depth=1,bf_window=1440,sched_score_window=16,
 //                       binpack_weight=1,spread_weight=0,default_time=365-0,bf_max_times=2000,
-//                       mig_reconfig_seconds=10,mig_plan_depth=64,endtime_weight=1,size_weight=1
+//                       mig_reconfig_seconds=10,mig_plan_depth=64,endtime_weight=1,size_weight=1,
+//                       scarce_weight=4
 //   PriorityWeightAge= PriorityWeightFairshare= PriorityWeightJobSize= PriorityWeightPartition=
 //   PriorityWeightQOS= PriorityMaxAge=7-0   PriorityFavorSmall=NO
 //   PriorityWeightTimeLimit= PriorityTimeLimitMax=7-0   (Tessera, issue 17 §2: priority.h)
