@@ -113,8 +113,9 @@ class NodeOrderPlugin : public Plugin {
   // models; `fewest` is the smallest such count in the partition. The nodes of the rarest kind
   // score 0, common ones near 1, and a partition of identical nodes 0 everywhere (no change).
   // A job that fits only the rare nodes sees equal scores on all its candidates (no effect);
-  // a small or unconstrained job is kept off them. Nodes are grouped by kind, so the cost is
-  // O(nodes log kinds + kinds^2) per partition and cycle.
+  // a small or unconstrained job is kept off them. Nodes are grouped by kind, and a kind is
+  // compared only with the kinds sharing its rarest tag: O(nodes log kinds + kinds x kinds
+  // with that tag) per partition and cycle (all kinds when nodes have no features).
   static std::vector<std::vector<float>> ScarceScores(const ClusterState& st) {
     struct Kind {
       int64_t cpus, mem, gpus;
@@ -138,26 +139,35 @@ class NodeOrderPlugin : public Plugin {
     for (size_t p = 0; p < out.size(); ++p) {
       const auto& idx = st.PartitionNodes(static_cast<int>(p));
       if (idx.empty()) continue;
-      std::map<Kind, uint32_t> count;  // kind -> nodes, then -> hosts
-      std::vector<const Kind*> kinds(idx.size());
+      std::map<Kind, uint32_t> index;  // kind -> position in `kinds`
+      std::vector<const Kind*> kinds;
+      std::vector<uint32_t> nodes_of, kind_at(idx.size());
       for (size_t i = 0; i < idx.size(); ++i) {
-        auto it = count.emplace(kind_of(st.nodes()[idx[i]]), 0).first;
-        ++it->second;
-        kinds[i] = &it->first;
+        auto [it, added] = index.emplace(kind_of(st.nodes()[idx[i]]), uint32_t(kinds.size()));
+        if (added) kinds.push_back(&it->first), nodes_of.push_back(0);
+        ++nodes_of[it->second];
+        kind_at[i] = it->second;
       }
-      std::map<const Kind*, uint32_t> hosts;
+      // Only kinds carrying all of a's tags can hold it: scan those carrying its rarest tag.
+      std::map<std::string, std::vector<uint32_t>> with_tag;
+      for (uint32_t k = 0; k < kinds.size(); ++k)
+        for (const auto& t : kinds[k]->tags) with_tag[t].push_back(k);
+      std::vector<uint32_t> all(kinds.size());
+      for (uint32_t k = 0; k < kinds.size(); ++k) all[k] = k;
+      std::vector<uint32_t> hosts(kinds.size(), 0);
       uint32_t fewest = UINT32_MAX;
-      for (const auto& [a, na] : count) {
-        uint32_t h = 0;
-        for (const auto& [b, nb] : count)
-          if (b.Holds(a)) h += nb;
-        hosts[&a] = h;
-        fewest = std::min(fewest, h);
+      for (uint32_t a = 0; a < kinds.size(); ++a) {
+        const std::vector<uint32_t>* scan = &all;
+        for (const auto& t : kinds[a]->tags)
+          if (const auto& w = with_tag[t]; w.size() < scan->size()) scan = &w;
+        for (uint32_t b : *scan)
+          if (kinds[b]->Holds(*kinds[a])) hosts[a] += nodes_of[b];
+        fewest = std::min(fewest, hosts[a]);
       }
       auto& v = out[p];
       v.assign(*std::max_element(idx.begin(), idx.end()) + 1, 0.0f);
       for (size_t i = 0; i < idx.size(); ++i)
-        v[idx[i]] = 1.0f - float(fewest) / float(hosts[kinds[i]]);
+        v[idx[i]] = 1.0f - float(fewest) / float(hosts[kind_at[i]]);
     }
     return out;
   }
