@@ -113,61 +113,76 @@ class NodeOrderPlugin : public Plugin {
   // models; `fewest` is the smallest such count in the partition. The nodes of the rarest kind
   // score 0, common ones near 1, and a partition of identical nodes 0 everywhere (no change).
   // A job that fits only the rare nodes sees equal scores on all its candidates (no effect);
-  // a small or unconstrained job is kept off them. Nodes are grouped by kind, and a kind is
-  // compared only with the kinds sharing its rarest tag: O(nodes log kinds + kinds x kinds
-  // with that tag) per partition and cycle (all kinds when nodes have no features).
+  // a small or unconstrained job is kept off them. Cost per partition and cycle: nodes are
+  // grouped into classes (CPUs, GPUs, tags) holding their memory sizes sorted; a class is
+  // compared only with the classes sharing its rarest tag, memory by binary search:
+  // O(nodes log nodes + classes x classes with that tag x log nodes).
   static std::vector<std::vector<float>> ScarceScores(const ClusterState& st) {
-    struct Kind {
-      int64_t cpus, mem, gpus;
+    struct Class {
+      int64_t cpus, gpus;
       std::vector<std::string> tags;  // features and "gpu:MODEL", sorted, unique
-      bool operator<(const Kind& o) const {
-        return std::tie(cpus, mem, gpus, tags) < std::tie(o.cpus, o.mem, o.gpus, o.tags);
+      bool operator<(const Class& o) const {
+        return std::tie(cpus, gpus, tags) < std::tie(o.cpus, o.gpus, o.tags);
       }
-      bool Holds(const Kind& o) const {  // a job asking for all of `o` fits a node of this kind
-        return cpus >= o.cpus && mem >= o.mem && gpus >= o.gpus &&
+      bool Holds(const Class& o) const {  // CPUs, GPUs and tags of `o` fit this class's nodes
+        return cpus >= o.cpus && gpus >= o.gpus &&
                std::includes(tags.begin(), tags.end(), o.tags.begin(), o.tags.end());
       }
     };
-    auto kind_of = [&](const NodeRt& n) {
-      Kind k{n.total.cpus, n.total.mem, n.total.gpus, n.snap->features};
-      for (const GpuSnap& g : n.snap->gpus) k.tags.push_back("gpu:" + g.model);
-      std::sort(k.tags.begin(), k.tags.end());
-      k.tags.erase(std::unique(k.tags.begin(), k.tags.end()), k.tags.end());
-      return k;
+    auto class_of = [&](const NodeRt& n) {
+      Class c{n.total.cpus, n.total.gpus, n.snap->features};
+      for (const GpuSnap& g : n.snap->gpus) c.tags.push_back("gpu:" + g.model);
+      std::sort(c.tags.begin(), c.tags.end());
+      c.tags.erase(std::unique(c.tags.begin(), c.tags.end()), c.tags.end());
+      return c;
     };
     std::vector<std::vector<float>> out(st.PartitionCount());
     for (size_t p = 0; p < out.size(); ++p) {
       const auto& idx = st.PartitionNodes(static_cast<int>(p));
       if (idx.empty()) continue;
-      std::map<Kind, uint32_t> index;  // kind -> position in `kinds`
-      std::vector<const Kind*> kinds;
-      std::vector<uint32_t> nodes_of, kind_at(idx.size());
+      std::map<Class, uint32_t> index;  // class -> position in `classes`
+      std::vector<const Class*> classes;
+      std::vector<std::vector<int64_t>> mems;  // per class: its nodes' memory, sorted
+      std::vector<uint32_t> class_at(idx.size());
       for (size_t i = 0; i < idx.size(); ++i) {
-        auto [it, added] = index.emplace(kind_of(st.nodes()[idx[i]]), uint32_t(kinds.size()));
-        if (added) kinds.push_back(&it->first), nodes_of.push_back(0);
-        ++nodes_of[it->second];
-        kind_at[i] = it->second;
+        const NodeRt& n = st.nodes()[idx[i]];
+        auto [it, added] = index.emplace(class_of(n), uint32_t(classes.size()));
+        if (added) classes.push_back(&it->first), mems.emplace_back();
+        mems[it->second].push_back(n.total.mem);
+        class_at[i] = it->second;
       }
-      // Only kinds carrying all of a's tags can hold it: scan those carrying its rarest tag.
+      for (auto& m : mems) std::sort(m.begin(), m.end());
+      // Only classes carrying all of a class's tags can hold it: those with its rarest tag.
       std::map<std::string, std::vector<uint32_t>> with_tag;
-      for (uint32_t k = 0; k < kinds.size(); ++k)
-        for (const auto& t : kinds[k]->tags) with_tag[t].push_back(k);
-      std::vector<uint32_t> all(kinds.size());
-      for (uint32_t k = 0; k < kinds.size(); ++k) all[k] = k;
-      std::vector<uint32_t> hosts(kinds.size(), 0);
-      uint32_t fewest = UINT32_MAX;
-      for (uint32_t a = 0; a < kinds.size(); ++a) {
+      for (uint32_t c = 0; c < classes.size(); ++c)
+        for (const auto& t : classes[c]->tags) with_tag[t].push_back(c);
+      std::vector<uint32_t> all(classes.size());
+      for (uint32_t c = 0; c < classes.size(); ++c) all[c] = c;
+      auto hosts = [&](uint32_t a, int64_t mem) {  // nodes holding class a with >= mem
         const std::vector<uint32_t>* scan = &all;
-        for (const auto& t : kinds[a]->tags)
+        for (const auto& t : classes[a]->tags)
           if (const auto& w = with_tag[t]; w.size() < scan->size()) scan = &w;
+        uint32_t h = 0;
         for (uint32_t b : *scan)
-          if (kinds[b]->Holds(*kinds[a])) hosts[a] += nodes_of[b];
-        fewest = std::min(fewest, hosts[a]);
+          if (classes[b]->Holds(*classes[a]))
+            h += uint32_t(mems[b].end() - std::lower_bound(mems[b].begin(), mems[b].end(), mem));
+        return h;
+      };
+      // hosts per node, computed once per (class, distinct memory size).
+      std::vector<uint32_t> node_hosts(idx.size());
+      std::map<std::pair<uint32_t, int64_t>, uint32_t> memo;
+      uint32_t fewest = UINT32_MAX;
+      for (size_t i = 0; i < idx.size(); ++i) {
+        auto key = std::make_pair(class_at[i], st.nodes()[idx[i]].total.mem);
+        auto it = memo.find(key);
+        if (it == memo.end()) it = memo.emplace(key, hosts(key.first, key.second)).first;
+        node_hosts[i] = it->second;
+        fewest = std::min(fewest, it->second);
       }
       auto& v = out[p];
       v.assign(*std::max_element(idx.begin(), idx.end()) + 1, 0.0f);
       for (size_t i = 0; i < idx.size(); ++i)
-        v[idx[i]] = 1.0f - float(fewest) / float(hosts[kind_at[i]]);
+        v[idx[i]] = 1.0f - float(fewest) / float(node_hosts[i]);
     }
     return out;
   }
