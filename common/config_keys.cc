@@ -61,7 +61,7 @@ const std::vector<ConfigKey> kKeys = {
     {kConf, "", "SchedulerParameters", "scheduler", "bf_window=60,default_time=1:00:00",
      "bf_reservation_depth, bf_max_job_reservations, bf_oldest, bf_oldest_wait (s), bf_window (minutes), bf_max_times, "
      "sched_score_window, mig_reconfig_seconds, mig_plan_depth, binpack_weight, spread_weight, "
-     "endtime_weight, size_weight, preempt_depth, default_time"},
+     "endtime_weight, size_weight, scarce_weight, preempt_depth, default_time"},
     {kConf, "", "AccountingStorageEnforce", "scheduler", "associations,limits,qos", "what submit refuses"},
     {kConf, "", "PriorityWeightAge", "scheduler", "1000", "multifactor priority weight"},
     {kConf, "", "PriorityWeightFairshare", "scheduler", "1000", "multifactor priority weight"},

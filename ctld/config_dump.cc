@@ -74,7 +74,8 @@ std::string SchedulerParameters(const sched::SchedConfig& s) {
          ",mig_reconfig_seconds=" + std::to_string(s.mig_reconfig_seconds) +
          ",default_time=" + std::to_string(s.default_time) +
          ",binpack_weight=" + Num(s.binpack_weight) + ",spread_weight=" + Num(s.spread_weight) +
-         ",endtime_weight=" + Num(s.endtime_weight) + ",size_weight=" + Num(s.size_weight);
+         ",endtime_weight=" + Num(s.endtime_weight) + ",size_weight=" + Num(s.size_weight) +
+         ",scarce_weight=" + Num(s.scarce_weight);
 }
 
 }  // namespace

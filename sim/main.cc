@@ -95,6 +95,7 @@ Result<sched::SchedConfig> Preset(const std::string& name, sched::SchedConfig ba
     base.spread_weight = 1;
     base.endtime_weight = 0;  // issue 17 §2's placement rule packs too
     base.size_weight = 0;
+    base.scarce_weight = 0;
     return base;
   }
   return InvalidArgument("unknown --compare configuration \"" + name + "\" (default, easy, conservative, fifo, spread, fairshare, nofairshare, drf, mig-whole, mig-static, mig-dynamic)");

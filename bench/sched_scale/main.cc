@@ -2,13 +2,14 @@
 //
 //   sched_scale [--nodes 1000,10000] [--jobs 10000,100000] [--seed 1] [--cycles 3] [--mig 1]
 //               [--preempt 1] [--tree 32,16] [--fairshare 1] [--drf 1] [--queues 1] [--full 1]
-//               [--digest 1] [--bf-depth N] [--oldest N]
+//               [--digest 1] [--bf-depth N] [--oldest N] [--scarce W]
 //
 // --full 1 (issue 20 §2): every node busy with one long exclusive job, every pending job one
 // 8-CPU task (MakeFullCluster). --digest 1: a hash of the last cycle's decisions, to compare
 // the decisions of two builds on the same input. --bf-depth N: bf_reservation_depth=N (N > 1:
 // conservative backfill, many reservations in a cycle). --oldest N (issue 17 §2): the default
 // policy's starvation bound, bf_oldest=N with bf_oldest_wait=3600 (0, the default here: off).
+// --scarce W (issue 17 §2, session 8): nodeorder's scarce_weight (default: the shipped 4).
 //
 // --preempt 1 (issue 16 §4): PreemptType=preempt/qos, PreemptMode=REQUEUE; a third of the running
 // jobs are in QoS "scav" (preemptable), 5% of the pending jobs in QoS "high" (Preempt=scav), the
@@ -427,6 +428,7 @@ int main(int argc, char** argv) {
   bool steps = false, full = false, digest = false;
   uint32_t bf_depth = 0;  // 0 = the config's (1, EASY)
   uint32_t oldest = 0;    // bf_oldest (0 = off, as SchedConfig{})
+  double scarce = -1;     // scarce_weight (-1: SchedConfig's default)
   std::vector<uint32_t> tree;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
@@ -446,8 +448,9 @@ int main(int argc, char** argv) {
     else if (a == "--digest") digest = std::atoi(argv[i + 1]) != 0;
     else if (a == "--bf-depth") bf_depth = static_cast<uint32_t>(std::atoi(argv[i + 1]));
     else if (a == "--oldest") oldest = static_cast<uint32_t>(std::atoi(argv[i + 1]));
+    else if (a == "--scarce") scarce = std::atof(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1] [--queues 0|1] [--fcfs 0|1] [--steps 0|1] [--full 0|1] [--digest 0|1] [--bf-depth N] [--oldest N]\n");
+      std::fprintf(stderr, "usage: sched_scale [--nodes N,..] [--jobs N,..] [--seed S] [--cycles C] [--mig 0|1] [--preempt 0|1|2] [--tree L,S] [--fairshare 0|1] [--drf 0|1] [--queues 0|1] [--fcfs 0|1] [--steps 0|1] [--full 0|1] [--digest 0|1] [--bf-depth N] [--oldest N] [--scarce W]\n");
       return 2;
     }
   }
@@ -475,6 +478,7 @@ int main(int argc, char** argv) {
       if (queues) AddQueues(cfg, n);
       if (bf_depth) cfg.bf_reservation_depth = bf_depth;
       if (oldest) cfg.bf_oldest = oldest, cfg.bf_oldest_wait = 3600;
+      if (scarce >= 0) cfg.scarce_weight = scarce;
       tessera::sched::UsageMap usage = FairshareUsage(seed);
       double total = 0, lo = 1e18, hi = 0, cpu = 0;
       tessera::sched::CycleResult r;

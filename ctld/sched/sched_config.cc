@@ -16,6 +16,13 @@ namespace tessera::sched {
 // endtime_weight=0,size_weight=0 gives plain bin packing (binpack_weight) as before.
 const double kDefaultEndtimeWeight = 1;
 const double kDefaultSizeWeight = 1;
+// scarce (session 8): 1 - fewest/hosts, hosts = the partition's nodes that could run a job
+// asking for the node's whole capacity, features and GPU models (order_plugins.cc
+// ScarceScores): keeps one-GPU, CPU-only and unconstrained jobs off the few nodes that are the
+// only fit for the partition's largest or constrained jobs. 4 = twice the most binpack +
+// endtime can add (2): an idle node whose hosts are at least twice the rarest kind's
+// (score >= 0.5) wins over a partly used node of the rarest kind. scarce_weight=0 turns it off.
+const double kDefaultScarceWeight = 4;
 // The default policy's backfill reservations (BuildSchedConfig; 1 = EASY).
 constexpr uint32_t kDefaultPolicyDepth = 4;
 // The default policy's starvation bound (bf_oldest, sched_config.h): the oldest eligible job
@@ -187,10 +194,13 @@ Status ParseSchedParams(const std::string& where, const ConfigPair& p, SchedConf
       // Spreading asks for the opposite of the packing scores: they stay off unless named.
       if (c.spread_weight > 0 && !named("endtime_weight")) c.endtime_weight = 0;
       if (c.spread_weight > 0 && !named("size_weight")) c.size_weight = 0;
+      if (c.spread_weight > 0 && !named("scarce_weight")) c.scarce_weight = 0;
     } else if (key == "endtime_weight") {
       TESSERA_RETURN_IF_ERROR(dbl(&c.endtime_weight));
     } else if (key == "size_weight") {
       TESSERA_RETURN_IF_ERROR(dbl(&c.size_weight));
+    } else if (key == "scarce_weight") {
+      TESSERA_RETURN_IF_ERROR(dbl(&c.scarce_weight));
     } else if (key == "preempt_depth") {  // issue 16 §4
       auto n = num("preempt_depth");
       if (!n.ok()) return n.status();

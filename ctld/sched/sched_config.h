@@ -6,7 +6,8 @@
 //   SchedulerPlugins=priority,gang,predicates,nodeorder,lifecycle,limits  (or fifo for priority)
 //   SchedulerParameters=bf_reservation_depth=1,bf_window=1440,sched_score_window=16,
 //                       binpack_weight=1,spread_weight=0,default_time=365-0,bf_max_times=2000,
-//                       mig_reconfig_seconds=10,mig_plan_depth=64,endtime_weight=1,size_weight=1
+//                       mig_reconfig_seconds=10,mig_plan_depth=64,endtime_weight=1,size_weight=1,
+//                       scarce_weight=4
 //   PriorityWeightAge= PriorityWeightFairshare= PriorityWeightJobSize= PriorityWeightPartition=
 //   PriorityWeightQOS= PriorityMaxAge=7-0   PriorityFavorSmall=NO
 //   PriorityWeightTimeLimit= PriorityTimeLimitMax=7-0   (Tessera, issue 17 §2: priority.h)
@@ -139,6 +140,7 @@ inline constexpr int64_t kDefaultMaxAge = 7 * 86400;
 // sched_config.cc; bench/RESULTS.md "Default policy vs EASY").
 extern const double kDefaultEndtimeWeight;
 extern const double kDefaultSizeWeight;
+extern const double kDefaultScarceWeight;
 
 struct SchedConfig {
   std::vector<std::string> actions = {"enqueue", "allocate", "migplan", "backfill"};
@@ -160,6 +162,7 @@ struct SchedConfig {
   // nodeorder's placement rule (issue 17 §2, "Node order" above); defaults in sched_config.cc
   double endtime_weight = kDefaultEndtimeWeight;  // prefer nodes busy at least as long as the job
   double size_weight = kDefaultSizeWeight;        // prefer the smallest nodes that fit
+  double scarce_weight = kDefaultScarceWeight;    // keep off nodes few others match in size
   int64_t default_time = 365 * 86400;    // time limit when neither job nor partition has one
   int64_t mig_reconfig_seconds = 10;     // migplan: a GPU being re-laid is held this long
   uint32_t mig_plan_depth = 64;          // migplan: pending MIG-profile jobs planned per cycle

@@ -49,6 +49,8 @@ TEST_CASE("default policy: age + time limit; naming any PriorityWeight gives Slu
   CHECK(d->bf_reservation_depth == 4);  // issue 17 §2: the first 4 blocked jobs are reserved
   CHECK(d->endtime_weight == kDefaultEndtimeWeight);
   CHECK(d->size_weight == kDefaultSizeWeight);
+  CHECK(d->scarce_weight == kDefaultScarceWeight);
+  CHECK(kDefaultScarceWeight > 0);  // the scarce score is on by default (session 8)
   auto s = Build("PriorityWeightFairshare=10000\n");
   REQUIRE(s.ok());
   CHECK(s->bf_reservation_depth == 1);  // Slurm's formula: EASY, as before
@@ -56,6 +58,10 @@ TEST_CASE("default policy: age + time limit; naming any PriorityWeight gives Slu
   auto sp = Build("SchedulerParameters=binpack_weight=0,spread_weight=1\n");  // spreading: no packing scores
   CHECK(sp->endtime_weight == 0);
   CHECK(sp->size_weight == 0);
+  CHECK(sp->scarce_weight == 0);
+  CHECK(Build("SchedulerParameters=spread_weight=1,scarce_weight=3\n")->scarce_weight == 3);
+  CHECK(Build("SchedulerParameters=scarce_weight=0\n")->scarce_weight == 0);
+  CHECK(!Build("SchedulerParameters=scarce_weight=x\n").ok());
   CHECK(Build("SchedulerParameters=spread_weight=1,size_weight=2\n")->size_weight == 2);
   CHECK(s->weight_age == 0);
   CHECK(s->weight_time_limit == 0);
