@@ -19,12 +19,14 @@
 
 #include "cli/lib/local_controller_api.h"
 #include "ctld/rpc/local_server.h"
+#include "fallback_api.h"
 #include "rpc/local_wire.h"
 #include "test_util.h"
 
 namespace {
 
 namespace wire = tessera::rpc::local;
+using tessera::testing::FallbackApi;
 using tessera::Code;
 using tessera::ctld::rpc::LocalServer;
 using tessera::ctld::rpc::LocalServerLimits;
@@ -35,22 +37,6 @@ class PingService final : public tessera::v1::Controller::Service {
                     tessera::v1::PingResponse*) override {
     return grpc::Status::OK;
   }
-};
-
-// Counts the calls that reached it (the command's gRPC client in production).
-class FallbackApi final : public tessera::cli::ControllerApi {
- public:
-  explicit FallbackApi(int* calls) : calls_(calls) {}
-  std::string Target() const override { return "fallback"; }
-#define TESSERA_FAKE_RPC(Name, Req, Resp)                                                   \
-  tessera::Result<tessera::cli::pb::Resp> Name(const tessera::cli::pb::Req&) override { \
-    ++*calls_;                                                                              \
-    return tessera::cli::pb::Resp();                                                        \
-  }
-  TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_FAKE_RPC)
-#undef TESSERA_FAKE_RPC
- private:
-  int* calls_;
 };
 
 std::string Header(uint32_t n) {

@@ -19,12 +19,14 @@
 #include "cli/lib/command.h"
 #include "cli/lib/local_controller_api.h"
 #include "ctld/rpc/local_server.h"
+#include "fallback_api.h"
 #include "rpc/local_wire.h"
 #include "rpc/wire_tcp.h"
 
 namespace {
 
 namespace wire = tessera::rpc::local;
+using tessera::testing::FallbackApi;
 using tessera::Code;
 using tessera::Result;
 using tessera::ctld::rpc::LocalCallContext;
@@ -80,22 +82,6 @@ class RecordingService final : public tessera::v1::Controller::Service {
   }
   std::mutex mu;
   std::vector<Seen> calls;
-};
-
-// Counts the calls that reached it (the command's gRPC client in production).
-class FallbackApi final : public tessera::cli::ControllerApi {
- public:
-  explicit FallbackApi(int* calls) : calls_(calls) {}
-  std::string Target() const override { return "fallback"; }
-#define TESSERA_FAKE_RPC(Name, Req, Resp)                                                   \
-  tessera::Result<tessera::cli::pb::Resp> Name(const tessera::cli::pb::Req&) override { \
-    ++*calls_;                                                                              \
-    return tessera::cli::pb::Resp();                                                        \
-  }
-  TESSERA_CONTROLLER_UNARY_RPCS(TESSERA_FAKE_RPC)
-#undef TESSERA_FAKE_RPC
- private:
-  int* calls_;
 };
 
 struct Served {

@@ -17,6 +17,7 @@
 #include "noded/step_service.h"
 #include "noded/task_env.h"
 #include "noded/task_set.h"
+#include "task_set_fixture.h"
 #include "rpc/grpc_util.h"
 #include "test_util.h"
 
@@ -24,6 +25,7 @@ namespace tessera::noded {
 namespace {
 
 namespace v1 = tessera::v1;
+using testing::ShellPlan;
 
 v1::StepGrant Grant(uint64_t job, uint32_t step, uint32_t uid, std::vector<uint32_t> ranks) {
   v1::StepGrant g;
@@ -124,20 +126,6 @@ TEST_CASE("StepGrants waits, claims once and forgets a job", "[step]") {
   CHECK(grants.size() == 1);
 }
 
-TaskPlan ShellPlan(const std::string& script, std::vector<uint32_t> ranks) {
-  TaskPlan p;
-  p.uid = ::getuid();
-  p.gid = ::getgid();
-  auto groups = UserGroups("root", p.gid);
-  if (groups.ok()) p.groups = *groups;
-  p.cwd = "/tmp";
-  p.argv = {"sh", "-c", script};
-  for (uint32_t r : ranks)
-    p.tasks.push_back({r, {"PATH=/usr/bin:/bin", "R=" + std::to_string(r)}});
-  p.kill_wait_ms = 500;
-  return p;
-}
-
 struct Collected {
   std::map<uint32_t, std::string> out, err;
   std::map<uint32_t, v1::TaskOutput::Exit> exits;
@@ -155,7 +143,7 @@ struct Collected {
 };
 
 TEST_CASE("TaskSet runs one process per rank and reports output and exits", "[step]") {
-  TaskSet set(ShellPlan("echo out$R; echo err$R >&2; pwd; exit $((R + 3))", {4, 5}), nullptr);
+  TaskSet set(ShellPlan("sh", "echo out$R; echo err$R >&2; pwd; exit $((R + 3))", {4, 5}), nullptr);
   REQUIRE(set.Start().ok());
   Collected c;
   set.Run([&](const v1::TaskOutput& m) { return c.Add(m); }, nullptr);
@@ -192,7 +180,7 @@ class RecordingCgroup final : public CgroupManager {
 
 TEST_CASE("TaskSet moves every task into the job's cgroup before it runs", "[step]") {
   RecordingCgroup cg;
-  TaskPlan p = ShellPlan("echo $$", {0, 1});
+  TaskPlan p = ShellPlan("sh", "echo $$", {0, 1});
   p.cgroup = &cg;
   p.cgroup_name = "tessera/n1/job_7";
   TaskSet set(p, nullptr);
@@ -251,7 +239,7 @@ TEST_CASE("TaskSets of two steps starting at once both run (no gate pipe held by
   static bool registered = [] { return ::pthread_atfork(HoldForkUntilBoth, nullptr, nullptr) == 0; }();
   REQUIRE(registered);
   BarrierCgroup cg;
-  TaskPlan p = ShellPlan("echo ran$R", {0});
+  TaskPlan p = ShellPlan("sh", "echo ran$R", {0});
   p.cgroup = &cg;
   p.cgroup_name = "tessera/n1/job_7";
   TaskPlan q = p;
@@ -290,7 +278,7 @@ TEST_CASE("TaskSets of two steps starting at once both run (no gate pipe held by
 }
 
 TEST_CASE("TaskSet reports a missing program as exit 127 with a message", "[step]") {
-  TaskPlan p = ShellPlan("", {0});
+  TaskPlan p = ShellPlan("sh", "", {0});
   p.argv = {"/nonexistent/prog-xyz"};
   TaskSet set(p, nullptr);
   REQUIRE(set.Start().ok());
@@ -302,7 +290,7 @@ TEST_CASE("TaskSet reports a missing program as exit 127 with a message", "[step
 }
 
 TEST_CASE("TaskSet signals and cancels its tasks", "[step]") {
-  TaskSet set(ShellPlan("trap 'echo got-usr1; exit 5' USR1; while :; do sleep 0.05; done", {0}),
+  TaskSet set(ShellPlan("sh", "trap 'echo got-usr1; exit 5' USR1; while :; do sleep 0.05; done", {0}),
               nullptr);
   REQUIRE(set.Start().ok());
   Collected c;
@@ -315,7 +303,7 @@ TEST_CASE("TaskSet signals and cancels its tasks", "[step]") {
   CHECK(c.out[0] == "got-usr1\n");
   CHECK(c.exits[0].exit_code() == 5);
 
-  TaskSet stubborn(ShellPlan("trap '' TERM; while :; do sleep 0.05; done", {0, 1}), nullptr);
+  TaskSet stubborn(ShellPlan("sh", "trap '' TERM; while :; do sleep 0.05; done", {0, 1}), nullptr);
   REQUIRE(stubborn.Start().ok());
   Collected k;
   auto start = std::chrono::steady_clock::now();

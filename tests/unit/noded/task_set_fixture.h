@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the TaskSet tests (step_pty_test, step_stdin_test): a plan running `bash -c script`
+// Shared by the TaskSet tests (step_test, step_pty_test, step_stdin_test): a plan running `bash -c script`
 // as the current user for the given ranks, the output collected per rank, and a driver that runs
 // the set on a thread while the test talks to it.
 #include <unistd.h>
@@ -15,17 +15,23 @@
 
 namespace tessera::noded::testing {
 
-inline TaskPlan BashPlan(const std::string& script, const std::vector<uint32_t>& ranks) {
+// `shell -c script` as the current user for the given ranks (environment PATH and R=rank).
+inline TaskPlan ShellPlan(const std::string& shell, const std::string& script,
+                          const std::vector<uint32_t>& ranks) {
   TaskPlan p;
   p.uid = ::getuid();
   p.gid = ::getgid();
   auto groups = UserGroups("root", p.gid);
   if (groups.ok()) p.groups = *groups;
   p.cwd = "/tmp";
-  p.argv = {"bash", "-c", script};
+  p.argv = {shell, "-c", script};
   for (uint32_t r : ranks) p.tasks.push_back({r, {"PATH=/usr/bin:/bin", "R=" + std::to_string(r)}});
   p.kill_wait_ms = 500;
   return p;
+}
+
+inline TaskPlan BashPlan(const std::string& script, const std::vector<uint32_t>& ranks) {
+  return ShellPlan("bash", script, ranks);
 }
 
 struct TaskOut {
