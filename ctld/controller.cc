@@ -256,16 +256,11 @@ Status Controller::Requeue(uint64_t id, const Caller& c) {
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
     SendToNode(*n, id, 0);
-  } else if (!n || n->base == NodeBase::kDown) {  // nothing runs there any more: requeue now
+  } else if (!MayStillRun(n)) {  // nothing runs there any more: requeue now
     nodes_.Release(*j);
     jobs_.MarkRequeued(id, "Requeued by user", nullptr);
     RequestSchedule();
-  }
-  // Otherwise the node is not connected but not declared dead (this controller restarted and the
-  // node has not registered again, or its stream broke): it may still run the job, so the job
-  // is not started elsewhere now. Its registration kills the run (ReconcileRegisteredJobs) and
-  // the reported end requeues it; a node that never returns is declared DOWN at SlurmdTimeout,
-  // which requeues it too.
+  }  // else: requeued when the node reports the run's end (ReconcileRegisteredJobs kills it)
   return Status::Ok();
 }
 

@@ -70,12 +70,9 @@ void Controller::StopCancelledJob(uint64_t id) {
   NodeRuntime* n = nodes_.Find(j->alloc.front().node);
   if (n && n->link) {
     SendToNode(*n, id, 0);
-  } else if (!n || n->base == NodeBase::kDown) {  // nothing runs there any more
+  } else if (!MayStillRun(n)) {  // nothing runs there any more
     FinishJob(*j, JobState::kCancelled, 0, 0, 0, "cancelled while its node was down", nullptr);
-  }
-  // Otherwise the node may still run it (not connected, not declared dead): its resources stay
-  // held until its registration kills the run (ReconcileRegisteredJobs) or SlurmdTimeout
-  // declares it DOWN (FailNodeJobs ends the job CANCELLED), as for Requeue.
+  }  // else: cancelled when the node reports the run's end (ReconcileRegisteredJobs kills it)
 }
 
 namespace {

@@ -120,9 +120,7 @@ void Controller::OnGpuFailure(NodeRuntime& n, const GpuState& gpu, uint32_t xid)
       SendToNode(*batch, id, 0);
       continue;
     }
-    // Not connected but not declared dead: the batch node may still run it, so a requeue waits
-    // for its registration to kill the run (ReconcileRegisteredJobs), or for SlurmdTimeout.
-    if (pol == GpuFailurePolicy::kRequeue && batch && batch->base != NodeBase::kDown) continue;
+    if (pol == GpuFailurePolicy::kRequeue && MayStillRun(batch)) continue;  // requeued at its end
     gpu_failure_ends_.erase(id);  // the batch node is gone: end or requeue now
     if (pol == GpuFailurePolicy::kFail) {
       FinishJob(*j, JobState::kFailed, 0, 0, 0, msg, nullptr);

@@ -185,10 +185,7 @@ void Controller::StopVictim(JobRecord& v, const PreemptState::Victim& pv, bool c
     return;
   }
   if (pv.mode == "REQUEUE") {
-    // Not connected but not declared dead, the node may still run it: its registration kills the
-    // run (ReconcileRegisteredJobs) and the reported end requeues it. A dead node's job is
-    // requeued now.
-    if (batch && batch->base != NodeBase::kDown) return;
+    if (MayStillRun(batch)) return;  // requeued when the node reports the run's end
     nodes_.Release(v);
     jobs_.MarkRequeued(id, "Preempted", nullptr);
   } else {

@@ -146,6 +146,14 @@ struct NodeRuntime {
   std::string StateName() const;
 };
 
+// Not connected but not declared DOWN (ctld restarted and the node has not registered again, or
+// its stream broke): the node may still run its jobs, so a job stopped there (cancel, requeue,
+// preemption) keeps its resources until the node registers (and is told to kill the run) or
+// SlurmdTimeout declares it DOWN. Never started elsewhere meanwhile.
+inline bool MayStillRun(const NodeRuntime* n) {
+  return n && !n->link && n->base != NodeBase::kDown;
+}
+
 class NodeTable {
  public:
   explicit NodeTable(const ClusterConfig& cfg);
